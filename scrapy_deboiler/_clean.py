@@ -1,0 +1,111 @@
+"""Pages, and removing a site's boilerplate from them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from lxml import etree
+
+from ._loading import parse_html
+from ._model import FitParams, SiteModel
+from ._signatures import DEFAULT_CANDIDATES, Candidates, Signed, sign_tree, text_signatures
+from ._text import tree_text
+
+__all__ = ["Page", "CleanResult", "clean_page", "fit_and_clean"]
+
+
+class Page:
+    """A page parsed once and signed once, ready to fit on and then clean.
+
+    Cleaning changes the tree, so a page is cleaned once.
+    """
+
+    __slots__ = ("url", "root", "encoding", "notes", "candidates", "signed", "_sigs")
+
+    def __init__(
+        self,
+        html: str | bytes,
+        url: str = "",
+        encoding: str | None = None,
+        candidates: Candidates = DEFAULT_CANDIDATES,
+    ) -> None:
+        parsed = parse_html(html, encoding)
+        self.url = url
+        self.root = parsed.root
+        self.encoding = parsed.encoding
+        self.notes = parsed.notes
+        self.candidates = candidates
+        self.signed: list[Signed] = sign_tree(parsed.root, candidates)
+        self._sigs: frozenset[bytes] | None = None
+
+    @property
+    def signatures(self) -> frozenset[bytes]:
+        """Digests of the page's text-holding candidate subtrees."""
+        if self._sigs is None:
+            self._sigs = frozenset(text_signatures(self.signed))
+        return self._sigs
+
+    def __iter__(self):
+        # Unpacks as (url, signatures), the form SiteModel.fit takes.
+        return iter((self.url, self.signatures))
+
+
+@dataclass
+class CleanResult:
+    """What cleaning a page gave."""
+
+    text: str
+    html: str
+    removed: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _drop(el: etree._Element) -> None:
+    """Detach ``el`` with its subtree but keep its tail text in place."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    tail = el.tail
+    if tail:
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(el)
+
+
+def clean_page(page: Page, model: SiteModel | None, *, want_html: bool = True) -> CleanResult:
+    """Remove the model's boilerplate subtrees from ``page``; keep the rest
+    exactly (attributes, tails, order). With no model the page is only
+    converted to text."""
+    removed = 0
+    if model is not None:
+        if model.params.candidates != page.candidates:
+            page.signed = sign_tree(page.root, model.params.candidates)
+        bp = model.boilerplate
+        if bp:
+            for s in page.signed:  # descendants come before their ancestors
+                if s.digest in bp:
+                    _drop(s.element)
+                    removed += 1
+    page.signed = []
+    html = etree.tostring(page.root, method="html", encoding="unicode") if want_html else ""
+    return CleanResult(tree_text(page.root), html, removed, list(page.notes))
+
+
+def fit_and_clean(
+    pages: Iterable[tuple[str, str | bytes]],
+    params: FitParams | None = None,
+) -> tuple[SiteModel, list[CleanResult]]:
+    """Fit a model on one site's pages and clean them, parsing each page once.
+
+    Keeps every parsed page of the site in memory until cleaned; for sites
+    larger than memory fit from signatures first (``SiteModel.fit``) and
+    clean in a second pass.
+    """
+    params = params or FitParams()
+    parsed = [Page(html, url, candidates=params.candidates) for url, html in pages]
+    model = SiteModel.fit(parsed, params)
+    return model, [clean_page(p, model) for p in parsed]

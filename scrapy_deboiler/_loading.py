@@ -1,0 +1,122 @@
+"""Turn bytes or text into an lxml tree the way a browser would read it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from lxml import etree
+from w3lib.encoding import html_to_unicode
+
+__all__ = ["ParsedHTML", "decode_html", "parse_html", "MAX_DEPTH"]
+
+#: Depth we keep when a page nests deeper than libxml2 accepts (2048 with
+#: ``huge_tree``). Deeper start tags are dropped, their text is kept.
+MAX_DEPTH = 1024
+
+_VOID = frozenset(
+    "area base br col embed hr img input link meta param source track wbr".split()
+)
+_TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)[^>]*?(/?)>")
+_NUL = re.compile("[\x00]")
+
+
+@dataclass
+class ParsedHTML:
+    """A parsed page: its root element and what loading had to repair."""
+
+    root: etree._Element
+    encoding: str
+    notes: list[str] = field(default_factory=list)
+
+
+def decode_html(data: bytes, encoding: str | None = None) -> tuple[str, str]:
+    """Decode bytes like a browser: BOM, then the declared encoding (HTTP
+    header), then ``<meta charset>``, then detection (w3lib.encoding)."""
+    content_type = f"text/html; charset={encoding}" if encoding else None
+    name, text = html_to_unicode(content_type, data)
+    return text, name
+
+
+def _parser() -> etree.HTMLParser:
+    # A new parser per call: parsers keep an error log, so one shared parser
+    # would couple threads (lxml is thread-safe only without shared state).
+    return etree.HTMLParser(
+        encoding="utf-8",
+        remove_comments=True,
+        remove_pis=True,
+        huge_tree=True,
+        default_doctype=False,
+    )
+
+
+def _depth_limited(error_log: etree._ListErrorLog) -> bool:
+    return any(e.type == etree.ErrorTypes.ERR_RESOURCE_LIMIT for e in error_log) or any(
+        "Excessive depth" in e.message for e in error_log
+    )
+
+
+def flatten_deep(text: str, max_depth: int = MAX_DEPTH) -> str:
+    """Drop start and end tags nested deeper than ``max_depth``, keeping text.
+
+    libxml2 stops reading at 2048 levels and silently loses the rest of the
+    page; flattening the excess keeps every word in the deepest kept element.
+    """
+    out: list[str] = []
+    depth = 0
+    pos = 0
+    for m in _TAG.finditer(text):
+        closing, name, selfclose = m.group(1), m.group(2).lower(), m.group(3)
+        keep = True
+        if closing:
+            if depth > max_depth:
+                keep = False
+            depth = max(depth - 1, 0)
+        elif name not in _VOID and not selfclose:
+            depth += 1
+            keep = depth <= max_depth
+        if not keep:
+            out.append(text[pos : m.start()])
+            pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _empty_root() -> etree._Element:
+    root = etree.Element("html")
+    etree.SubElement(root, "body")
+    return root
+
+
+def parse_html(
+    html: str | bytes, encoding: str | None = None
+) -> ParsedHTML:
+    """Parse a page with lxml's HTML parser; never raises on bad input.
+
+    ``encoding`` is the declared one (e.g. from HTTP headers) and only
+    matters for bytes.
+    """
+    notes: list[str] = []
+    if isinstance(html, bytes):
+        text, enc = decode_html(html, encoding)
+    else:
+        text, enc = html, "unicode"
+    if "\x00" in text:
+        # Browsers read NUL as U+FFFD; libxml2 would stop at it.
+        text = _NUL.sub("\ufffd", text)
+        notes.append("nul")
+    data = text.encode("utf-8", "replace")
+    if not text.strip():
+        return ParsedHTML(_empty_root(), enc, notes + ["empty"])
+    parser = _parser()
+    try:
+        root = etree.fromstring(data, parser)
+    except (etree.LxmlError, ValueError):
+        root = None
+    if root is not None and _depth_limited(parser.error_log):
+        notes.append("depth-flattened")
+        parser = _parser()
+        root = etree.fromstring(flatten_deep(text).encode("utf-8", "replace"), parser)
+    if root is None:
+        return ParsedHTML(_empty_root(), enc, notes + ["unparsable"])
+    return ParsedHTML(root, enc, notes)

@@ -1,0 +1,129 @@
+"""A per-site boilerplate model: which subtree signatures neighbouring pages
+share, and how often."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
+from hashlib import blake2b
+
+from ._signatures import DEFAULT_CANDIDATES, Candidates
+
+__all__ = ["FitParams", "SiteModel", "PageSignatures"]
+
+#: A page as the model sees it: its URL and the digests of its text-holding
+#: candidate subtrees. Anything iterable of bytes works.
+PageSignatures = tuple[str, Iterable[bytes]]
+
+
+@dataclass(frozen=True)
+class FitParams:
+    """How a site model is fitted. Defaults were chosen on ../shared/eval
+    (see README, "Choosing the defaults")."""
+
+    #: A pair of neighbours sharing more than this share of their signatures
+    #: (intersection over union) is near-identical and gives no evidence.
+    iou_guard: float = 0.95
+    #: Neighbour pairs that must share a signature for it to be boilerplate;
+    #: capped at the number of usable pairs so two-page sites still work.
+    min_support: int = 2
+    #: Each page is compared with this many following pages in URL order.
+    window: int = 1
+    candidates: Candidates = DEFAULT_CANDIDATES
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["candidates"] = self.candidates.to_json()
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> "FitParams":
+        return cls(
+            iou_guard=float(data["iou_guard"]),
+            min_support=int(data["min_support"]),
+            window=int(data["window"]),
+            candidates=Candidates.from_json(data["candidates"]),
+        )
+
+
+def _page_key(url: str, sigs: frozenset[bytes]) -> tuple[str, bytes]:
+    # Ties between equal URLs are broken by content, so input order never
+    # changes which pages become neighbours.
+    return url, blake2b(b"".join(sorted(sigs)), digest_size=8).digest()
+
+
+@dataclass
+class SiteModel:
+    """Support counts of shared subtree signatures for one site.
+
+    Holds digests and counts only: never page HTML or trees.
+    """
+
+    params: FitParams = field(default_factory=FitParams)
+    pages: int = 0
+    pairs: int = 0
+    skipped_pairs: int = 0
+    support: dict[bytes, int] = field(default_factory=dict)
+    _boilerplate: frozenset[bytes] | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def fit(cls, pages: Iterable[PageSignatures], params: FitParams | None = None) -> "SiteModel":
+        model = cls(params or FitParams())
+        model.update(pages)
+        return model
+
+    def update(self, pages: Iterable[PageSignatures]) -> "SiteModel":
+        """Add the evidence of more pages (compared among themselves)."""
+        keyed = []
+        for url, sigs in pages:
+            fs = frozenset(sigs)
+            keyed.append((_page_key(url, fs), fs))
+        keyed.sort(key=lambda kv: kv[0])
+        seq = [fs for _, fs in keyed]
+        window = max(1, self.params.window)
+        guard = self.params.iou_guard
+        support = self.support
+        for i, a in enumerate(seq):
+            for b in seq[i + 1 : i + 1 + window]:
+                shared = a & b
+                union = len(a) + len(b) - len(shared)
+                if not union or len(shared) / union >= guard:
+                    self.skipped_pairs += 1
+                    continue
+                self.pairs += 1
+                for sig in shared:
+                    support[sig] = support.get(sig, 0) + 1
+        self.pages += len(seq)
+        self._boilerplate = None
+        return self
+
+    def merge(self, other: "SiteModel") -> "SiteModel":
+        """Add another model's evidence to this one (same signature scheme)."""
+        if other.params.candidates != self.params.candidates:
+            raise ValueError("cannot merge models fitted with different candidate tags")
+        for sig, n in other.support.items():
+            self.support[sig] = self.support.get(sig, 0) + n
+        self.pages += other.pages
+        self.pairs += other.pairs
+        self.skipped_pairs += other.skipped_pairs
+        self._boilerplate = None
+        return self
+
+    @property
+    def threshold(self) -> int:
+        return max(1, min(self.params.min_support, self.pairs))
+
+    @property
+    def boilerplate(self) -> frozenset[bytes]:
+        """Signatures whose support reaches the threshold."""
+        if self._boilerplate is None:
+            t = self.threshold
+            self._boilerplate = frozenset(s for s, n in self.support.items() if n >= t)
+        return self._boilerplate
+
+    def with_params(self, **changes) -> "SiteModel":
+        """The same evidence judged with other thresholds."""
+        params = replace(self.params, **changes)
+        if params.candidates != self.params.candidates:
+            raise ValueError("candidate tags are fixed once a model is fitted")
+        return SiteModel(params, self.pages, self.pairs, self.skipped_pairs, dict(self.support))

@@ -1,0 +1,33 @@
+from setuptools import find_packages, setup
+
+setup(
+    name="scrapy-deboiler",
+    version="0.1.0",
+    description="Learn each website's boilerplate from its own pages and strip it, in Scrapy or from the command line.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    packages=find_packages(include=["scrapy_deboiler", "scrapy_deboiler.*"]),
+    python_requires=">=3.9",
+    install_requires=[
+        "lxml>=5.0,<7",
+        "w3lib>=2.1,<3",
+    ],
+    extras_require={
+        "scrapy": ["scrapy>=2.13,<3", "itemadapter>=0.8", "parsel>=1.8"],
+        "test": [
+            "pytest>=8,<10",
+            "pytest-twisted>=1.14,<2",
+            "hypothesis>=6,<7",
+            "scrapy>=2.13,<3",
+            "itemadapter>=0.8",
+            "parsel>=1.8",
+        ],
+        "bench": ["deboiler==2023.46.150"],
+    },
+    entry_points={"console_scripts": ["scrapy-deboiler=scrapy_deboiler._cli:main"]},
+    classifiers=[
+        "Framework :: Scrapy",
+        "Programming Language :: Python :: 3",
+        "Topic :: Text Processing :: Markup :: HTML",
+    ],
+)
