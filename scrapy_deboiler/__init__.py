@@ -3,7 +3,7 @@
 from ._clean import CleanResult, Page, clean_page, fit_and_clean
 from ._loading import ParsedHTML, decode_html, parse_html
 from ._model import FitParams, SiteModel
-from ._signatures import DEFAULT_CANDIDATES, Candidates, sign_tree
+from ._signatures import DEFAULT_CANDIDATES, Candidates, SignedTree, sign_tree
 from ._text import tree_text
 
 __version__ = "0.1.0"
@@ -15,6 +15,7 @@ __all__ = [
     "FitParams",
     "Page",
     "ParsedHTML",
+    "SignedTree",
     "SiteModel",
     "clean_page",
     "decode_html",

@@ -9,7 +9,7 @@ from lxml import etree
 
 from ._loading import parse_html
 from ._model import FitParams, SiteModel
-from ._signatures import DEFAULT_CANDIDATES, Candidates, Signed, sign_tree, text_signatures
+from ._signatures import DEFAULT_CANDIDATES, Candidates, SignedTree, sign_tree
 from ._text import tree_text
 
 __all__ = ["Page", "CleanResult", "clean_page", "fit_and_clean"]
@@ -36,14 +36,14 @@ class Page:
         self.encoding = parsed.encoding
         self.notes = parsed.notes
         self.candidates = candidates
-        self.signed: list[Signed] = sign_tree(parsed.root, candidates)
+        self.signed: SignedTree = sign_tree(parsed.root, candidates)
         self._sigs: frozenset[bytes] | None = None
 
     @property
-    def signatures(self) -> frozenset[bytes]:
-        """Digests of the page's text-holding candidate subtrees."""
+    def signatures(self) -> frozenset[str]:
+        """Signatures of the page's text-holding candidate subtrees."""
         if self._sigs is None:
-            self._sigs = frozenset(text_signatures(self.signed))
+            self._sigs = frozenset(self.signed.signatures)
         return self._sigs
 
     def __iter__(self):
@@ -86,11 +86,12 @@ def clean_page(page: Page, model: SiteModel | None, *, want_html: bool = True) -
             page.signed = sign_tree(page.root, model.params.candidates)
         bp = model.boilerplate
         if bp:
-            for s in page.signed:  # descendants come before their ancestors
-                if s.digest in bp:
-                    _drop(s.element)
+            signed = page.signed
+            for sig, el in zip(signed.signatures, signed.elements):
+                if sig in bp:  # descendants come before their ancestors
+                    _drop(el)
                     removed += 1
-    page.signed = []
+    page.signed = SignedTree()
     html = etree.tostring(page.root, method="html", encoding="unicode") if want_html else ""
     return CleanResult(tree_text(page.root), html, removed, list(page.notes))
 

@@ -18,7 +18,10 @@ _VOID = frozenset(
     "area base br col embed hr img input link meta param source track wbr".split()
 )
 _TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)[^>]*?(/?)>")
-_NUL = re.compile("[\x00]")
+# C0 controls other than tab, newline, CR and form feed: libxml2 passes some
+# through into text, where lxml then refuses to set them (ValueError), and
+# browsers do not show them. NUL becomes U+FFFD as in browsers.
+_CONTROL = re.compile("[\x01-\x08\x0b\x0e-\x1f]")
 
 
 @dataclass
@@ -102,9 +105,11 @@ def parse_html(
     else:
         text, enc = html, "unicode"
     if "\x00" in text:
-        # Browsers read NUL as U+FFFD; libxml2 would stop at it.
-        text = _NUL.sub("\ufffd", text)
+        text = text.replace("\x00", "\ufffd")
         notes.append("nul")
+    if _CONTROL.search(text):
+        text = _CONTROL.sub("", text)
+        notes.append("control-characters")
     data = text.encode("utf-8", "replace")
     if not text.strip():
         return ParsedHTML(_empty_root(), enc, notes + ["empty"])

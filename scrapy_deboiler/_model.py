@@ -12,8 +12,8 @@ from ._signatures import DEFAULT_CANDIDATES, Candidates
 __all__ = ["FitParams", "SiteModel", "PageSignatures"]
 
 #: A page as the model sees it: its URL and the digests of its text-holding
-#: candidate subtrees. Anything iterable of bytes works.
-PageSignatures = tuple[str, Iterable[bytes]]
+#: candidate subtrees. Anything iterable of str works.
+PageSignatures = tuple[str, Iterable[str]]
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,10 @@ class FitParams:
         )
 
 
-def _page_key(url: str, sigs: frozenset[bytes]) -> tuple[str, bytes]:
+def _page_key(url: str, sigs: frozenset[str]) -> tuple[str, str]:
     # Ties between equal URLs are broken by content, so input order never
     # changes which pages become neighbours.
-    return url, blake2b(b"".join(sorted(sigs)), digest_size=8).digest()
+    return url, blake2b("".join(sorted(sigs)).encode("ascii"), digest_size=8).hexdigest()
 
 
 @dataclass
@@ -63,8 +63,8 @@ class SiteModel:
     pages: int = 0
     pairs: int = 0
     skipped_pairs: int = 0
-    support: dict[bytes, int] = field(default_factory=dict)
-    _boilerplate: frozenset[bytes] | None = field(default=None, repr=False, compare=False)
+    support: dict[str, int] = field(default_factory=dict)
+    _boilerplate: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def fit(cls, pages: Iterable[PageSignatures], params: FitParams | None = None) -> "SiteModel":
@@ -114,7 +114,7 @@ class SiteModel:
         return max(1, min(self.params.min_support, self.pairs))
 
     @property
-    def boilerplate(self) -> frozenset[bytes]:
+    def boilerplate(self) -> frozenset[str]:
         """Signatures whose support reaches the threshold."""
         if self._boilerplate is None:
             t = self.threshold
