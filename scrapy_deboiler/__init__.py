@@ -3,7 +3,7 @@
 from ._clean import CleanResult, Page, clean_page, fit_and_clean
 from ._loading import ParsedHTML, decode_html, parse_html
 from ._model import FitParams, SiteModel
-from ._signatures import DEFAULT_CANDIDATES, Candidates, SignedTree, sign_tree
+from ._signatures import DEFAULT_SCHEME, Candidates, SignatureScheme, SignedTree, sign_tree
 from ._text import tree_text
 
 __version__ = "0.1.0"
@@ -11,10 +11,11 @@ __version__ = "0.1.0"
 __all__ = [
     "Candidates",
     "CleanResult",
-    "DEFAULT_CANDIDATES",
+    "DEFAULT_SCHEME",
     "FitParams",
     "Page",
     "ParsedHTML",
+    "SignatureScheme",
     "SignedTree",
     "SiteModel",
     "clean_page",

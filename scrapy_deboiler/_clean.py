@@ -9,7 +9,7 @@ from lxml import etree
 
 from ._loading import parse_html
 from ._model import FitParams, SiteModel
-from ._signatures import DEFAULT_CANDIDATES, Candidates, SignedTree, sign_tree
+from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import tree_text
 
 __all__ = ["Page", "CleanResult", "clean_page", "fit_and_clean"]
@@ -21,22 +21,22 @@ class Page:
     Cleaning changes the tree, so a page is cleaned once.
     """
 
-    __slots__ = ("url", "root", "encoding", "notes", "candidates", "signed", "_sigs")
+    __slots__ = ("url", "root", "encoding", "notes", "scheme", "signed", "_sigs")
 
     def __init__(
         self,
         html: str | bytes,
         url: str = "",
         encoding: str | None = None,
-        candidates: Candidates = DEFAULT_CANDIDATES,
+        scheme: SignatureScheme = DEFAULT_SCHEME,
     ) -> None:
         parsed = parse_html(html, encoding)
         self.url = url
         self.root = parsed.root
         self.encoding = parsed.encoding
         self.notes = parsed.notes
-        self.candidates = candidates
-        self.signed: SignedTree = sign_tree(parsed.root, candidates)
+        self.scheme = scheme
+        self.signed: SignedTree = sign_tree(parsed.root, scheme)
         self._sigs: frozenset[bytes] | None = None
 
     @property
@@ -82,8 +82,8 @@ def clean_page(page: Page, model: SiteModel | None, *, want_html: bool = True) -
     converted to text."""
     removed = 0
     if model is not None:
-        if model.params.candidates != page.candidates:
-            page.signed = sign_tree(page.root, model.params.candidates)
+        if model.params.scheme != page.scheme:
+            page.signed = sign_tree(page.root, model.params.scheme)
         bp = model.boilerplate
         if bp:
             signed = page.signed
@@ -107,6 +107,6 @@ def fit_and_clean(
     clean in a second pass.
     """
     params = params or FitParams()
-    parsed = [Page(html, url, candidates=params.candidates) for url, html in pages]
+    parsed = [Page(html, url, scheme=params.scheme) for url, html in pages]
     model = SiteModel.fit(parsed, params)
     return model, [clean_page(p, model) for p in parsed]

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from hashlib import blake2b
 
-from ._signatures import DEFAULT_CANDIDATES, Candidates
+from ._signatures import DEFAULT_SCHEME, SignatureScheme
 
 __all__ = ["FitParams", "SiteModel", "PageSignatures"]
 
@@ -29,11 +29,11 @@ class FitParams:
     min_support: int = 2
     #: Each page is compared with this many following pages in URL order.
     window: int = 1
-    candidates: Candidates = DEFAULT_CANDIDATES
+    scheme: SignatureScheme = DEFAULT_SCHEME
 
     def to_json(self) -> dict:
         data = asdict(self)
-        data["candidates"] = self.candidates.to_json()
+        data["scheme"] = self.scheme.to_json()
         return data
 
     @classmethod
@@ -42,7 +42,7 @@ class FitParams:
             iou_guard=float(data["iou_guard"]),
             min_support=int(data["min_support"]),
             window=int(data["window"]),
-            candidates=Candidates.from_json(data["candidates"]),
+            scheme=SignatureScheme.from_json(data["scheme"]),
         )
 
 
@@ -99,8 +99,8 @@ class SiteModel:
 
     def merge(self, other: "SiteModel") -> "SiteModel":
         """Add another model's evidence to this one (same signature scheme)."""
-        if other.params.candidates != self.params.candidates:
-            raise ValueError("cannot merge models fitted with different candidate tags")
+        if other.params.scheme != self.params.scheme:
+            raise ValueError("cannot merge models fitted with different signature schemes")
         for sig, n in other.support.items():
             self.support[sig] = self.support.get(sig, 0) + n
         self.pages += other.pages
@@ -124,6 +124,6 @@ class SiteModel:
     def with_params(self, **changes) -> "SiteModel":
         """The same evidence judged with other thresholds."""
         params = replace(self.params, **changes)
-        if params.candidates != self.params.candidates:
-            raise ValueError("candidate tags are fixed once a model is fitted")
+        if params.scheme != self.params.scheme:
+            raise ValueError("the signature scheme is fixed once a model is fitted")
         return SiteModel(params, self.pages, self.pairs, self.skipped_pairs, dict(self.support))

@@ -1,10 +1,15 @@
-"""Stable signatures of candidate subtrees, all computed in one bottom-up pass.
+"""Stable signatures of a page's subtrees, all computed in one bottom-up pass.
 
-A subtree's signature is a Merkle hash of its normalised content: tag names
-and text, whitespace removed (non-breaking too), case folded, attributes,
-comments and processing instructions ignored. Each candidate is hashed over
-its own text plus the digests of the candidates below it, so a page costs
-O(text), not O(text x depth) as deboiler's string representation does.
+Two kinds, both 64-bit hex digests (blake2b):
+
+* **content** signatures: a Merkle hash of a subtree's tag names and text,
+  whitespace removed (non-breaking too), case folded; attributes, comments and
+  processing instructions ignored. Each subtree is hashed over its own text
+  plus the digests of the subtrees below it, so a page costs O(text), not
+  O(text x depth) as deboiler's string representation does.
+* **template** signatures: the tag structure alone of link-dense subtrees
+  (menus, "top stories", related links). Their links change from page to
+  page, so their content never matches, but their shape does.
 """
 
 from __future__ import annotations
@@ -14,11 +19,12 @@ from hashlib import blake2b
 
 from lxml import etree
 
-__all__ = ["Candidates", "DEFAULT_CANDIDATES", "SignedTree", "sign_tree"]
+__all__ = ["Candidates", "DEFAULT_SCHEME", "SignatureScheme", "SignedTree", "sign_tree"]
 
 # Private separators: the loader strips these control characters from pages,
 # so page text can never imitate structure.
 _OPEN, _END_OPEN, _CLOSE, _CHILD = "\x01", "\x02", "\x05", "\x03"
+_SHAPE = "\x04"
 
 #: Hex digits in a signature (64 bits).
 SIGNATURE_HEX = 16
@@ -26,7 +32,7 @@ SIGNATURE_HEX = 16
 
 @dataclass(frozen=True)
 class Candidates:
-    """Which elements are candidate subtrees.
+    """Which elements get content signatures.
 
     ``everything`` makes every element a candidate except ``exclude``;
     otherwise a tag counts when it is in ``exact`` or contains one of
@@ -61,70 +67,130 @@ class Candidates:
         )
 
 
-#: Every element that can hold text, measured against deboiler's
-#: div/nav/header-like list on ../shared/eval (README: "Choosing the
-#: defaults"): finer candidates find shared headings, list items and links
-#: inside containers that differ from page to page.
-DEFAULT_CANDIDATES = Candidates(
-    everything=True,
-    exclude=frozenset(("html", "body", "head")),
+#: deboiler's candidate rule, for comparison.
+DEBOILER_CANDIDATES = Candidates(
+    exact=frozenset(("div", "nav")),
+    contains=("form", "navigation", "footer", "header", "menu", "top", "bottom", "left", "right"),
 )
+
+
+@dataclass(frozen=True)
+class SignatureScheme:
+    """Everything that decides a page's signatures. Models fitted with
+    different schemes cannot be compared or merged."""
+
+    #: Every element that can hold text is a candidate by default; measured
+    #: against deboiler's div/nav list on ../shared/eval (README, "Choosing
+    #: the defaults"): finer candidates find shared headings, list items and
+    #: links inside containers that differ from page to page.
+    candidates: Candidates = Candidates(
+        everything=True, exclude=frozenset(("html", "body", "head"))
+    )
+    #: Template signatures cover subtrees of at least this many elements
+    #: whose link text is at least this share of their text. 0 turns them off.
+    template_min_elements: int = 4
+    template_link_density: float = 0.5
+
+    def to_json(self) -> dict:
+        return {
+            "candidates": self.candidates.to_json(),
+            "template_min_elements": self.template_min_elements,
+            "template_link_density": self.template_link_density,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "SignatureScheme":
+        return cls(
+            Candidates.from_json(data["candidates"]),
+            int(data["template_min_elements"]),
+            float(data["template_link_density"]),
+        )
+
+
+DEFAULT_SCHEME = SignatureScheme()
 
 
 @dataclass
 class SignedTree:
-    """A page's candidate signatures, descendants before ancestors, with the
-    element each belongs to. Only subtrees holding text are signed: text-free
-    ones (``<div><img></div>``) match across unrelated pages because
-    attributes are ignored, so they are never evidence of boilerplate."""
+    """A page's signatures, descendants before ancestors, with the element
+    each belongs to.
+
+    Only subtrees holding text are signed: text-free ones (``<div><img></div>``)
+    match across unrelated pages because attributes are ignored, so they are
+    never evidence of boilerplate.
+    """
 
     signatures: list[str] = field(default_factory=list)
     elements: list[etree._Element] = field(default_factory=list)
 
 
-def sign_tree(
-    root: etree._Element, candidates: Candidates = DEFAULT_CANDIDATES
-) -> SignedTree:
-    """Sign every text-holding candidate subtree under ``root`` in one
-    iterative post-order walk."""
+def _digest(s: str) -> str:
+    return blake2b(s.encode("utf-8", "surrogatepass"), digest_size=SIGNATURE_HEX // 2).hexdigest()
+
+
+def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) -> SignedTree:
+    """Sign ``root``'s subtrees in one iterative post-order walk."""
+    candidates = scheme.candidates
+    min_elements = scheme.template_min_elements or 1 << 62
+    density = scheme.template_link_density
     is_cand: dict[str, bool] = {}
     signatures: list[str] = []
     elements: list[etree._Element] = []
     # In post-order an element's children are the last len(el) entries of
-    # these stacks: their contributions (digest or content, plus tail) and
-    # whether those hold text.
-    done: list[str] = []
-    flags: list[bool] = []
+    # these stacks, one entry per child, each covering the child's subtree
+    # and (for content and text length) its tail.
+    content: list[str] = []  # digest or normalisable content
+    shape: list[str] = []  # digest or tag structure
+    size: list[int] = []  # elements
+    chars: list[int] = []  # non-blank text length
+    link_chars: list[int] = []
     for _, el in etree.iterwalk(root, events=("end",)):
         tag = el.tag
         tail = el.tail or ""
+        tail_len = len(tail.strip()) if tail else 0
         if not isinstance(tag, str):  # comment, PI or entity: only its tail counts
-            done.append(tail)
-            flags.append(bool(tail) and not tail.isspace())
+            content.append(tail)
+            shape.append("")
+            size.append(0)
+            chars.append(tail_len)
+            link_chars.append(0)
             continue
         text = el.text or ""
+        n_chars = len(text.strip()) if text else 0
         n = len(el)
         if n:
-            body = text + "".join(done[-n:])
-            has_text = True in flags[-n:]
-            del done[-n:], flags[-n:]
-            if not has_text and text:
-                has_text = not text.isspace()
+            body = text + "".join(content[-n:])
+            shape_body = "".join(shape[-n:])
+            n_el = 1 + sum(size[-n:])
+            n_chars += sum(chars[-n:])
+            n_links = sum(link_chars[-n:])
+            del content[-n:], shape[-n:], size[-n:], chars[-n:], link_chars[-n:]
         else:
             body = text
-            has_text = bool(text) and not text.isspace()
+            shape_body = ""
+            n_el = 1
+            n_links = 0
+        if tag == "a":
+            n_links = n_chars
         cand = is_cand.get(tag)
         if cand is None:
             cand = is_cand[tag] = candidates(tag)
-        if has_text and cand:
-            norm = "".join((_OPEN + tag + _END_OPEN + body).split()).casefold()
-            sig = blake2b(
-                norm.encode("utf-8", "surrogatepass"), digest_size=SIGNATURE_HEX // 2
-            ).hexdigest()
+        if n_chars and cand:
+            sig = _digest("".join((_OPEN + tag + _END_OPEN + body).split()).casefold())
             signatures.append(sig)
             elements.append(el)
-            done.append(_CHILD + sig + tail)
+            content.append(_CHILD + sig + tail)
         else:
-            done.append(_OPEN + tag + _END_OPEN + body + _CLOSE + tail)
-        flags.append(has_text or (bool(tail) and not tail.isspace()))
+            content.append(_OPEN + tag + _END_OPEN + body + _CLOSE + tail)
+        if n_el >= min_elements:
+            sig = _digest(_SHAPE + tag + _OPEN + shape_body + _CLOSE)
+            shape.append(_CHILD + sig)
+            if n_chars and n_links >= density * n_chars:
+                signatures.append(sig)
+                elements.append(el)
+        else:
+            shape.append(_OPEN + tag + _END_OPEN + shape_body + _CLOSE)
+        size.append(n_el)
+        chars.append(n_chars + tail_len)
+        link_chars.append(n_links)
     return SignedTree(signatures, elements)
