@@ -20,8 +20,10 @@ _VOID = frozenset(
 _TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)[^>]*?(/?)>")
 # C0 controls other than tab, newline, CR and form feed: libxml2 passes some
 # through into text, where lxml then refuses to set them (ValueError), and
-# browsers do not show them. NUL becomes U+FFFD as in browsers.
-_CONTROL = re.compile("[\x01-\x08\x0b\x0e-\x1f]")
+# browsers do not show them. They never occur inside multi-byte UTF-8
+# sequences, so they are deleted from the encoded bytes in one C call.
+_CONTROL_BYTES = bytes([*range(1, 9), 11, *range(14, 32)])
+_REPLACEMENT = "\ufffd".encode("utf-8")
 
 
 @dataclass
@@ -53,10 +55,10 @@ def _parser() -> etree.HTMLParser:
     )
 
 
-def _depth_limited(error_log: etree._ListErrorLog) -> bool:
-    return any(e.type == etree.ErrorTypes.ERR_RESOURCE_LIMIT for e in error_log) or any(
-        "Excessive depth" in e.message for e in error_log
-    )
+def _depth_limited(parser: etree.HTMLParser) -> bool:
+    # Running out of depth is fatal, so it is the last error if it happened.
+    last = parser.error_log.last_error
+    return last is not None and "Excessive depth" in last.message
 
 
 def flatten_deep(text: str, max_depth: int = MAX_DEPTH) -> str:
@@ -104,24 +106,26 @@ def parse_html(
         text, enc = decode_html(html, encoding)
     else:
         text, enc = html, "unicode"
-    if "\x00" in text:
-        text = text.replace("\x00", "\ufffd")
-        notes.append("nul")
-    if _CONTROL.search(text):
-        text = _CONTROL.sub("", text)
-        notes.append("control-characters")
+    # Lone surrogates (only possible in str input) become "?".
     data = text.encode("utf-8", "replace")
-    if not text.strip():
+    if b"\x00" in data:  # browsers read NUL as U+FFFD
+        data = data.replace(b"\x00", _REPLACEMENT)
+        notes.append("nul")
+    cleaned = data.translate(None, _CONTROL_BYTES)
+    if len(cleaned) != len(data):
+        data = cleaned
+        notes.append("control-characters")
+    if not data or data.isspace():
         return ParsedHTML(_empty_root(), enc, notes + ["empty"])
     parser = _parser()
     try:
         root = etree.fromstring(data, parser)
     except (etree.LxmlError, ValueError):
         root = None
-    if root is not None and _depth_limited(parser.error_log):
+    if root is not None and _depth_limited(parser):
         notes.append("depth-flattened")
-        parser = _parser()
-        root = etree.fromstring(flatten_deep(text).encode("utf-8", "replace"), parser)
+        flat = flatten_deep(data.decode("utf-8")).encode("utf-8")
+        root = etree.fromstring(flat, _parser())
     if root is None:
         return ParsedHTML(_empty_root(), enc, notes + ["unparsable"])
     return ParsedHTML(root, enc, notes)

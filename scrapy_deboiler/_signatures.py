@@ -124,10 +124,6 @@ class SignedTree:
     elements: list[etree._Element] = field(default_factory=list)
 
 
-def _digest(s: str) -> str:
-    return blake2b(s.encode("utf-8", "surrogatepass"), digest_size=SIGNATURE_HEX // 2).hexdigest()
-
-
 def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) -> SignedTree:
     """Sign ``root``'s subtrees in one iterative post-order walk."""
     candidates = scheme.candidates
@@ -141,9 +137,9 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
     # and (for content and text length) its tail.
     content: list[str] = []  # digest or normalisable content
     shape: list[str] = []  # digest or tag structure
-    size: list[int] = []  # elements
-    chars: list[int] = []  # non-blank text length
-    link_chars: list[int] = []
+    # Three counts packed in one int so one sum() adds them all up:
+    # elements << 64 | non-blank text length << 32 | link text length.
+    counts: list[int] = []
     for _, el in etree.iterwalk(root, events=("end",)):
         tag = el.tag
         tail = el.tail or ""
@@ -151,9 +147,7 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
         if not isinstance(tag, str):  # comment, PI or entity: only its tail counts
             content.append(tail)
             shape.append("")
-            size.append(0)
-            chars.append(tail_len)
-            link_chars.append(0)
+            counts.append(tail_len << 32)
             continue
         text = el.text or ""
         n_chars = len(text.strip()) if text else 0
@@ -161,10 +155,11 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
         if n:
             body = text + "".join(content[-n:])
             shape_body = "".join(shape[-n:])
-            n_el = 1 + sum(size[-n:])
-            n_chars += sum(chars[-n:])
-            n_links = sum(link_chars[-n:])
-            del content[-n:], shape[-n:], size[-n:], chars[-n:], link_chars[-n:]
+            total = sum(counts[-n:])
+            del content[-n:], shape[-n:], counts[-n:]
+            n_el = 1 + (total >> 64)
+            n_chars += (total >> 32) & 0xFFFFFFFF
+            n_links = total & 0xFFFFFFFF
         else:
             body = text
             shape_body = ""
@@ -176,21 +171,21 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
         if cand is None:
             cand = is_cand[tag] = candidates(tag)
         if n_chars and cand:
-            sig = _digest("".join((_OPEN + tag + _END_OPEN + body).split()).casefold())
+            norm = "".join((_OPEN + tag + _END_OPEN + body).split()).casefold()
+            sig = blake2b(norm.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
             signatures.append(sig)
             elements.append(el)
             content.append(_CHILD + sig + tail)
         else:
             content.append(_OPEN + tag + _END_OPEN + body + _CLOSE + tail)
         if n_el >= min_elements:
-            sig = _digest(_SHAPE + tag + _OPEN + shape_body + _CLOSE)
+            norm = _SHAPE + tag + _OPEN + shape_body + _CLOSE
+            sig = blake2b(norm.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
             shape.append(_CHILD + sig)
             if n_chars and n_links >= density * n_chars:
                 signatures.append(sig)
                 elements.append(el)
         else:
             shape.append(_OPEN + tag + _END_OPEN + shape_body + _CLOSE)
-        size.append(n_el)
-        chars.append(n_chars + tail_len)
-        link_chars.append(n_links)
+        counts.append(n_el << 64 | (n_chars + tail_len) << 32 | n_links)
     return SignedTree(signatures, elements)

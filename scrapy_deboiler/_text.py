@@ -8,8 +8,6 @@ already cleaned tree, with no second cleaning step.
 
 from __future__ import annotations
 
-import re
-
 from lxml import etree
 
 __all__ = ["BLOCK_TAGS", "SKIP_TAGS", "tree_text"]
@@ -30,42 +28,32 @@ BLOCK_TAGS = frozenset(
 _CELL_TAGS = frozenset(("td", "th"))
 
 _BREAK = "\x00"  # cannot occur in lxml text
-_WS = re.compile(r"\s+")
 
 
 def tree_text(root: etree._Element) -> str:
     """Visible text of ``root``, one block a line, whitespace collapsed."""
-    parts: list[str] = []
-    walker = etree.iterwalk(root, events=("start", "end"))
-    pre = 0
-    for event, el in walker:
+    # Post-order with a stack, like sign_tree: an element's children are the
+    # last len(el) entries, each the child's text followed by its tail.
+    done: list[str] = []
+    for _, el in etree.iterwalk(root, events=("end",)):
         tag = el.tag
-        if not isinstance(tag, str):
-            if event == "end" and el.tail:
-                parts.append(el.tail)
-            continue
-        if event == "start":
-            if tag in SKIP_TAGS:
-                walker.skip_subtree()
-                continue
-            if tag in BLOCK_TAGS:
-                parts.append(_BREAK)
-            elif tag in _CELL_TAGS:
-                parts.append(" ")
-            if tag == "pre":
-                pre += 1
-            text = el.text
-            if text:
-                parts.append(text.replace("\n", _BREAK) if pre else text)
+        n = len(el)
+        if n:
+            body = "".join(done[-n:])
+            del done[-n:]
         else:
-            if tag in BLOCK_TAGS:
-                parts.append(_BREAK)
-                if tag == "pre":
-                    pre -= 1
-            elif tag in _CELL_TAGS:
-                parts.append(" ")
-            tail = el.tail
-            if tail:
-                parts.append(tail.replace("\n", _BREAK) if pre else tail)
-    lines = _WS.sub(" ", "".join(parts)).split(_BREAK)
-    return "\n".join(s for s in (line.strip() for line in lines) if s)
+            body = ""
+        if not isinstance(tag, str) or tag in SKIP_TAGS:
+            done.append(el.tail or "")
+            continue
+        text = (el.text or "") + body
+        if tag in BLOCK_TAGS:
+            if tag == "pre":
+                text = text.replace("\n", _BREAK)
+            text = _BREAK + text + _BREAK
+        elif tag in _CELL_TAGS:
+            text = " " + text + " "
+        tail = el.tail
+        done.append(text + tail if tail else text)
+    lines = ("".join(done)).split(_BREAK)
+    return "\n".join(s for s in (" ".join(line.split()) for line in lines) if s)
