@@ -86,11 +86,16 @@ def clean_page(page: Page, model: SiteModel | None, *, want_html: bool = True) -
             page.signed = sign_tree(page.root, model.params.scheme)
         bp = model.boilerplate
         if bp:
-            signed = page.signed
-            for sig, el in zip(signed.signatures, signed.elements):
-                if sig in bp:  # descendants come before their ancestors
-                    _drop(el)
+            # Outermost matches only: walk back from the end (ancestors come
+            # after their descendants) and jump over a dropped subtree.
+            sigs, elements, starts = page.signed.signatures, page.signed.elements, page.signed.starts
+            i = len(sigs) - 1
+            while i >= 0:
+                if sigs[i] in bp:
+                    _drop(elements[i])
                     removed += 1
+                    i = starts[i]
+                i -= 1
     page.signed = SignedTree()
     html = etree.tostring(page.root, method="html", encoding="unicode") if want_html else ""
     return CleanResult(tree_text(page.root), html, removed, list(page.notes))

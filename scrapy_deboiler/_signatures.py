@@ -122,6 +122,9 @@ class SignedTree:
 
     signatures: list[str] = field(default_factory=list)
     elements: list[etree._Element] = field(default_factory=list)
+    #: For each entry, the index of the first entry inside the same subtree:
+    #: entries ``starts[i]..i`` are all in ``elements[i]``'s subtree.
+    starts: list[int] = field(default_factory=list)
 
 
 def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) -> SignedTree:
@@ -132,6 +135,7 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
     is_cand: dict[str, bool] = {}
     signatures: list[str] = []
     elements: list[etree._Element] = []
+    starts: list[int] = []
     # In post-order an element's children are the last len(el) entries of
     # these stacks, one entry per child, each covering the child's subtree
     # and (for content and text length) its tail.
@@ -140,6 +144,7 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
     # Three counts packed in one int so one sum() adds them all up:
     # elements << 64 | non-blank text length << 32 | link text length.
     counts: list[int] = []
+    first: list[int] = []  # len(signatures) when the subtree began
     for _, el in etree.iterwalk(root, events=("end",)):
         tag = el.tag
         tail = el.tail or ""
@@ -148,6 +153,7 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
             content.append(tail)
             shape.append("")
             counts.append(tail_len << 32)
+            first.append(len(signatures))
             continue
         text = el.text or ""
         n_chars = len(text.strip()) if text else 0
@@ -156,7 +162,8 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
             body = text + "".join(content[-n:])
             shape_body = "".join(shape[-n:])
             total = sum(counts[-n:])
-            del content[-n:], shape[-n:], counts[-n:]
+            start = first[-n]
+            del content[-n:], shape[-n:], counts[-n:], first[-n:]
             n_el = 1 + (total >> 64)
             n_chars += (total >> 32) & 0xFFFFFFFF
             n_links = total & 0xFFFFFFFF
@@ -165,6 +172,7 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
             shape_body = ""
             n_el = 1
             n_links = 0
+            start = len(signatures)
         if tag == "a":
             n_links = n_chars
         cand = is_cand.get(tag)
@@ -175,6 +183,7 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
             sig = blake2b(norm.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
             signatures.append(sig)
             elements.append(el)
+            starts.append(start)
             content.append(_CHILD + sig + tail)
         else:
             content.append(_OPEN + tag + _END_OPEN + body + _CLOSE + tail)
@@ -185,7 +194,9 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
             if n_chars and n_links >= density * n_chars:
                 signatures.append(sig)
                 elements.append(el)
+                starts.append(start)
         else:
             shape.append(_OPEN + tag + _END_OPEN + shape_body + _CLOSE)
         counts.append(n_el << 64 | (n_chars + tail_len) << 32 | n_links)
-    return SignedTree(signatures, elements)
+        first.append(start)
+    return SignedTree(signatures, elements, starts)

@@ -1,0 +1,122 @@
+"""The ``scrapy-deboiler`` command: clean, fit and inspect."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections import Counter
+
+from ._batch import BatchOptions, clean_file, fit_file
+from ._model import FitParams
+from ._store import SignatureFileError, SignatureStore, load_model, model_from_json
+
+__all__ = ["main"]
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--url-field", default="url", help="field holding the page URL (default: url)")
+    p.add_argument("--html-field", default="html", help="field holding the page HTML (default: html)")
+    p.add_argument("--domain-field", help="group pages by this field instead of the URL's host")
+    p.add_argument("--min-pages", type=int, default=2, help="fit sites with at least this many pages (default: 2)")
+    p.add_argument("--max-fit-pages", type=int, default=1000, help="pages per site used for fitting (default: 1000)")
+    p.add_argument("--jobs", "-j", type=int, default=1, help="worker processes (default: 1)")
+    p.add_argument("--min-support", type=int, default=FitParams.min_support, help="neighbour pairs that must share a subtree (default: %(default)s)")
+    p.add_argument("--iou-guard", type=float, default=FitParams.iou_guard, help="skip neighbour pairs more alike than this (default: %(default)s)")
+
+
+def _options(args: argparse.Namespace) -> BatchOptions:
+    return BatchOptions(
+        url_field=args.url_field,
+        html_field=args.html_field,
+        domain_field=args.domain_field,
+        min_pages=args.min_pages,
+        max_fit_pages=max(2, args.max_fit_pages),
+        jobs=max(1, args.jobs),
+        params=FitParams(iou_guard=args.iou_guard, min_support=max(1, args.min_support)),
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="scrapy-deboiler",
+        description="Learn each website's boilerplate from its own pages and strip it.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("clean", help="clean a JSON Lines file of pages (url, html)")
+    p.add_argument("input", help="JSON Lines, gzip if it ends in .gz")
+    p.add_argument("output", help="JSON Lines, gzip if it ends in .gz; - for stdout")
+    p.add_argument("--signatures", metavar="DIR", help="reuse and write signature files here")
+    _add_common(p)
+    p = sub.add_parser("fit", help="write signature files for the sites in a JSON Lines file")
+    p.add_argument("input")
+    p.add_argument("--signatures", metavar="DIR", required=True)
+    p.add_argument("--refit", action="store_true", help="refit sites that already have a file")
+    _add_common(p)
+    p = sub.add_parser("inspect", help="summarise a signature file")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    return parser
+
+
+def _inspect(path: str, as_json: bool) -> int:
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    model = load_model(path)
+    domain, _ = model_from_json(doc, path)
+    hist = Counter(model.support.values())
+    summary = {
+        "file": path,
+        "domain": domain,
+        "format": f"{doc['format']} v{doc['version']}",
+        "generator": doc.get("generator"),
+        "created": doc.get("created"),
+        "pages": model.pages,
+        "pairs": model.pairs,
+        "skipped_pairs": model.skipped_pairs,
+        "signatures": len(model.support),
+        "threshold": model.threshold,
+        "boilerplate": len(model.boilerplate),
+        "support": {str(k): hist[k] for k in sorted(hist)},
+        "params": model.params.to_json(),
+    }
+    if as_json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    width = max(map(len, summary))
+    for key, value in summary.items():
+        if key == "support":
+            value = ", ".join(f"{n} pairs: {c}" for n, c in value.items()) or "-"
+        elif key == "params":
+            value = json.dumps({k: v for k, v in value.items() if k != "scheme"})
+        print(f"{key:<{width}}  {value}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    # The command (not the library) decides how its own messages look.
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s", stream=sys.stderr)
+    log = logging.getLogger("scrapy_deboiler")
+    try:
+        if args.command == "inspect":
+            return _inspect(args.file, args.json)
+        store = SignatureStore(args.signatures) if args.signatures else None
+        options = _options(args)
+        start = time.perf_counter()
+        if args.command == "fit":
+            sites = fit_file(args.input, options, store, refit=args.refit)
+            fitted = sum(s.source == "fitted" for s in sites.values())
+            log.info("%d sites: %d fitted, %d from files, %d too small (%.1fs)", len(sites), fitted,
+                     sum(s.source == "file" for s in sites.values()),
+                     sum(s.model is None for s in sites.values()), time.perf_counter() - start)
+            return 0
+        totals = clean_file(args.input, args.output, options, store)
+        log.info("%d records: %d cleaned, %d unchanged, %d errors (%.1fs)", totals["records"],
+                 totals["cleaned"], totals["unchanged"], totals["error"], time.perf_counter() - start)
+        return 0
+    except (OSError, SignatureFileError, ValueError) as e:
+        print(f"scrapy-deboiler: error: {e}", file=sys.stderr)
+        return 2
