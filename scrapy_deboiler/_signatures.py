@@ -128,7 +128,13 @@ class SignedTree:
 
 
 def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) -> SignedTree:
-    """Sign ``root``'s subtrees in one iterative post-order walk."""
+    """Sign ``root``'s subtrees in one iterative bottom-up walk.
+
+    The walk is reversed document order over a list of all elements, which
+    visits every element after its descendants. (lxml's iterwalk slows down
+    quadratically on deep trees while the caller holds element proxies, as
+    this function must.)
+    """
     candidates = scheme.candidates
     min_elements = scheme.template_min_elements or 1 << 62
     density = scheme.template_link_density
@@ -136,16 +142,16 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
     signatures: list[str] = []
     elements: list[etree._Element] = []
     starts: list[int] = []
-    # In post-order an element's children are the last len(el) entries of
-    # these stacks, one entry per child, each covering the child's subtree
-    # and (for content and text length) its tail.
+    # An element's children are the last len(el) entries of these stacks,
+    # first child on top, each covering the child's subtree and (for content
+    # and text length) its tail.
     content: list[str] = []  # digest or normalisable content
     shape: list[str] = []  # digest or tag structure
     # Three counts packed in one int so one sum() adds them all up:
     # elements << 64 | non-blank text length << 32 | link text length.
     counts: list[int] = []
     first: list[int] = []  # len(signatures) when the subtree began
-    for _, el in etree.iterwalk(root, events=("end",)):
+    for el in reversed(list(root.iter())):
         tag = el.tag
         tail = el.tail or ""
         tail_len = len(tail.strip()) if tail else 0
@@ -159,8 +165,8 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
         n_chars = len(text.strip()) if text else 0
         n = len(el)
         if n:
-            body = text + "".join(content[-n:])
-            shape_body = "".join(shape[-n:])
+            body = text + "".join(reversed(content[-n:]))
+            shape_body = "".join(reversed(shape[-n:]))
             total = sum(counts[-n:])
             start = first[-n]
             del content[-n:], shape[-n:], counts[-n:], first[-n:]

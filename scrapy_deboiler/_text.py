@@ -32,14 +32,15 @@ _BREAK = "\x00"  # cannot occur in lxml text
 
 def tree_text(root: etree._Element) -> str:
     """Visible text of ``root``, one block a line, whitespace collapsed."""
-    # Post-order with a stack, like sign_tree: an element's children are the
-    # last len(el) entries, each the child's text followed by its tail.
+    # Bottom-up with a stack, like sign_tree: an element's children are the
+    # last len(el) entries (first child on top), each the child's text
+    # followed by its tail.
     done: list[str] = []
-    for _, el in etree.iterwalk(root, events=("end",)):
+    for el in reversed(list(root.iter())):
         tag = el.tag
         n = len(el)
         if n:
-            body = "".join(done[-n:])
+            body = "".join(reversed(done[-n:]))
             del done[-n:]
         else:
             body = ""

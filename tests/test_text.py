@@ -1,0 +1,49 @@
+import pytest
+
+from scrapy_deboiler import parse_html, tree_text
+
+
+def text(html):
+    return tree_text(parse_html(html).root)
+
+
+@pytest.mark.parametrize(
+    "html, expected",
+    [
+        # deboiler lost text directly under <body> ...
+        ("<body>loose text<div>block</div>tail text</body>", "loose text\nblock\ntail text"),
+        # ... glued neighbouring links together ...
+        ("<p><a>foo</a> <a>bar</a></p>", "foo bar"),
+        # ... and split sentences around code, small and time.
+        ("<p>Run <code>ls</code> at <time>noon</time>, <small>quietly</small>.</p>",
+         "Run ls at noon, quietly."),
+        ("<p>no<b>space</b>inside</p>", "nospaceinside"),
+        # Unescaped once only.
+        ("<p>&amp;lt;b&amp;gt; &lt;i&gt;</p>", "&lt;b&gt; <i>"),
+        ("<div>a<br>b</div>", "a\nb"),
+        ("<ul><li>one</li><li>two</li></ul>", "one\ntwo"),
+        ("<table><tr><td>a</td><td>b</td></tr><tr><td>c</td></tr></table>", "a b\nc"),
+        ("<pre>line 1\nline 2</pre>", "line 1\nline 2"),
+        ("<p>a\n   b\xa0\xa0c</p>", "a b c"),
+        ("<h1>Title</h1><p>Para</p>", "Title\nPara"),
+    ],
+)
+def test_text_reads_like_the_page(html, expected):
+    assert text(html) == expected
+
+
+def test_hidden_elements_are_skipped():
+    html = ("<html><head><title>T</title><style>p{}</style></head><body>"
+            "<script>var x</script><noscript>enable js</noscript><template><p>t</p></template>"
+            "<p>shown</p></body></html>")
+    assert text(html) == "shown"
+
+
+def test_pages_wrapped_in_one_form_keep_their_text():
+    html = "<body><form action='x'><div><h1>Title</h1><p>Body text.</p></div></form></body>"
+    assert text(html) == "Title\nBody text."
+
+
+def test_deep_trees_do_not_recurse():
+    html = "<body>" + "<div>" * 2000 + "deep" + "</div>" * 2000 + "</body>"
+    assert text(html) == "deep"
