@@ -29,6 +29,10 @@ FORMAT_VERSION = 1
 #: Files larger than this are refused before they are read.
 MAX_FILE_BYTES = 256 * 1024 * 1024
 
+# Windows device names, reserved whatever the extension.
+_RESERVED = frozenset(
+    ["CON", "PRN", "AUX", "NUL"] + [f"{p}{i}" for p in ("COM", "LPT") for i in range(10)]
+)
 _SLUG = re.compile(r"[^a-z0-9.-]+")
 _SIGNATURE = re.compile(rf"[0-9a-f]{{{SIGNATURE_HEX}}}\Z")
 
@@ -51,6 +55,8 @@ def site_filename(domain: str) -> str:
     domains sharing a file.
     """
     slug = _SLUG.sub("-", domain.lower()).strip(".-")[:60].strip(".-") or "site"
+    if slug.split(".")[0].upper() in _RESERVED:
+        slug = "_" + slug
     digest = sha256(domain.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{slug}--{digest}.json"
 

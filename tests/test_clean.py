@@ -1,0 +1,83 @@
+import logging
+import subprocess
+import sys
+
+from lxml import etree
+
+from scrapy_deboiler import Page, SiteModel, clean_page, fit_and_clean, parse_html
+from sitegen import site_pages
+
+
+def test_cleaning_keeps_the_article_and_drops_the_template():
+    site = site_pages("a.example", 8)
+    model, results = fit_and_clean([(u, h) for u, h, _ in site])
+    for (_, _, article), res in zip(site, results):
+        lines = res.text.splitlines()
+        body = [l for l in article.splitlines() if l != "By Staff Writer"]
+        assert lines == body
+        for boiler in ("cookies", "Privacy policy", "Related stories", "Share this", "Sport"):
+            assert boiler not in res.text
+        assert res.removed > 0
+
+
+def test_clean_html_keeps_attributes_tails_and_order_and_adds_nothing():
+    # deboiler defect 1: an internal __node_id attribute leaked into its HTML.
+    site = site_pages("a.example", 4)
+    _, results = fit_and_clean([(u, h) for u, h, _ in site])
+    original = parse_html(site[0][1]).root
+    cleaned = parse_html(results[0].html).root
+    orig_attrs = {tuple(sorted(e.attrib.items())) for e in original.iter() if isinstance(e.tag, str)}
+    for el in cleaned.iter():
+        assert tuple(sorted(el.attrib.items())) in orig_attrs
+        assert not any(k.startswith("__") for k in el.attrib)
+    assert cleaned.find(".//article/h1") is not None
+    assert cleaned.find(".//body").get("class") == "page-0"
+
+
+def test_tail_text_of_a_removed_block_stays():
+    pages = [
+        (f"http://t.example/{i}", f"<body><p>intro {i}<span>Advertisement</span>after {i}</p>"
+         f"<nav><a>Home</a> <a>About</a></nav>tail {i}</body>")
+        for i in range(4)
+    ]
+    _, results = fit_and_clean(pages)
+    assert results[2].text == "intro 2after 2\ntail 2"
+    assert "Advertisement" not in results[2].html and "tail 2" in results[2].html
+
+
+def test_malformed_attributes_and_pages_without_letters_do_not_abort_the_site():
+    # deboiler defect 2: one of these aborted the whole run.
+    site = [(u, h) for u, h, _ in site_pages("a.example", 5)]
+    site.append(("http://a.example/bad", '<div 1a="x" :foo=bar <=3 "q"=1><p>odd attrs</p></div>'))
+    site.append(("http://a.example/digits", "<p>12345 67890</p>"))
+    site.append(("http://a.example/empty", ""))
+    model, results = fit_and_clean(site)
+    assert len(results) == 8
+    assert "odd attrs" in results[5].text and results[6].text == "12345 67890"
+    assert results[7].text == "" and "empty" in results[7].notes
+
+
+def test_a_page_is_cleaned_without_a_model():
+    res = clean_page(Page("<body><p>a</p><nav>b</nav></body>"), None)
+    assert res.text == "a\nb" and res.removed == 0
+
+
+def test_non_utf8_pages_decode_through_meta():
+    # deboiler defect 4: meta charset ignored, Latin-1 mojibake.
+    html = '<html><head><meta http-equiv="content-type" content="text/html; charset=iso-8859-2"></head><body><p>Łódź</p></body></html>'
+    assert clean_page(Page(html.encode("iso-8859-2")), None).text == "Łódź"
+
+
+def test_importing_configures_no_logging_and_needs_no_cgi():
+    # deboiler defect 8.
+    code = ("import logging, sys; import scrapy_deboiler, scrapy_deboiler._cli, scrapy_deboiler._batch; "
+            "assert not logging.getLogger().handlers; assert 'cgi' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_cleaning_twice_with_pages_from_a_later_crawl():
+    site = site_pages("a.example", 12)
+    model = SiteModel.fit(Page(h, u) for u, h, _ in site[:6])
+    later = clean_page(Page(site[10][1], site[10][0]), model)
+    assert later.text.splitlines()[0] == site[10][2].splitlines()[0]
+    assert "Privacy policy" not in later.text

@@ -1,0 +1,136 @@
+import gzip
+import json
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+from sitegen import site_pages
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def cli(*args, env=None):
+    proc = subprocess.run(
+        [sys.executable, "-m", "scrapy_deboiler", *map(str, args)],
+        capture_output=True, text=True, cwd=ROOT,
+        env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000", **(env or {})},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def records():
+    recs = []
+    for site in ("a.example", "b.example"):
+        for i, (url, html, _) in enumerate(site_pages(site, 7)):
+            recs.append({"id": f"{site}/{i}", "url": url, "html": html, "extra": [i]})
+    url, html, _ = site_pages("lonely.example", 1)[0]
+    recs.append({"id": "lonely", "url": url, "html": html})
+    # Duplicate URL: both records must come out.
+    recs.append({"id": "dup", "url": recs[0]["url"], "html": recs[0]["html"]})
+    return recs
+
+
+def write(path, recs, bad_lines=()):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "wt", encoding="utf-8") as f:
+        for r in recs:
+            f.write(json.dumps(r) + "\n")
+        for line in bad_lines:
+            f.write(line + "\n")
+
+
+def read(path):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def test_clean_gives_one_record_per_input_in_order(tmp_path):
+    recs = records()
+    bad = ['{"id": "broken', '{"id": "nohtml", "url": "http://a.example/x"}', '[1, 2]',
+           '{"id": "nothtml", "url": "http://a.example/y", "html": 5}']
+    write(tmp_path / "in.jsonl.gz", recs, bad)
+    cli("clean", tmp_path / "in.jsonl.gz", tmp_path / "out.jsonl.gz", "--signatures", tmp_path / "sigs")
+    out = read(tmp_path / "out.jsonl.gz")
+    assert len(out) == len(recs) + len(bad)
+    assert [o.get("id") for o in out[: len(recs)]] == [r["id"] for r in recs]
+    for r, o in zip(recs, out):
+        assert "html" not in o and o.get("extra") == r.get("extra")
+        assert o["clean_text"] and o["clean_html"].startswith("<html")
+    a0 = out[0]
+    assert a0["deboiler"]["status"] == "cleaned" and a0["deboiler"]["model"] == "fitted"
+    assert a0["deboiler"]["fit_pages"] == 8 and "Privacy policy" not in a0["clean_text"]
+    lonely = out[len(recs) - 2]
+    assert lonely["deboiler"]["status"] == "unchanged" and "1 page" in lonely["deboiler"]["reason"]
+    assert out[-5]["clean_text"] == a0["clean_text"]  # the duplicate URL
+    assert [o["deboiler"]["status"] for o in out[len(recs):]] == ["error"] * 4
+    assert "invalid JSON on line" in out[len(recs)]["deboiler"]["reason"]
+    assert out[len(recs) + 1]["id"] == "nohtml"
+    assert len(os.listdir(tmp_path / "sigs")) == 2
+
+
+def test_second_run_reuses_signature_files(tmp_path):
+    write(tmp_path / "in.jsonl", records())
+    cli("fit", tmp_path / "in.jsonl", "--signatures", tmp_path / "sigs")
+    files = sorted(os.listdir(tmp_path / "sigs"))
+    assert len(files) == 2
+    # The second crawl has only one page of a.example: the file still applies.
+    write(tmp_path / "later.jsonl", records()[3:4])
+    cli("clean", tmp_path / "later.jsonl", tmp_path / "out.jsonl", "--signatures", tmp_path / "sigs")
+    (o,) = read(tmp_path / "out.jsonl")
+    assert o["deboiler"]["model"] == "file" and "Privacy policy" not in o["clean_text"]
+    summary = cli("inspect", tmp_path / "sigs" / files[0]).stdout
+    assert "a.example" in summary and "pages          8" in summary
+    js = json.loads(cli("inspect", "--json", tmp_path / "sigs" / files[0]).stdout)
+    assert js["pages"] == 8 and js["boilerplate"] > 0
+
+
+def test_a_corrupt_signature_file_is_refitted(tmp_path):
+    write(tmp_path / "in.jsonl", records())
+    cli("fit", tmp_path / "in.jsonl", "--signatures", tmp_path / "sigs")
+    name = sorted(os.listdir(tmp_path / "sigs"))[0]
+    (tmp_path / "sigs" / name).write_text('{"format": "scrapy-deboiler-sig')
+    proc = cli("clean", tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--signatures", tmp_path / "sigs")
+    assert name in proc.stderr and "refitting" in proc.stderr
+    assert read(tmp_path / "out.jsonl")[0]["deboiler"]["model"] == "fitted"
+    assert json.loads((tmp_path / "sigs" / name).read_text())["pages"] == 8
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_any_order_and_any_number_of_processes_give_identical_files(tmp_path, jobs):
+    recs = records()
+    write(tmp_path / "in.jsonl", recs)
+    cli("clean", tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--signatures", tmp_path / "s1")
+    shuffled = recs[:]
+    random.Random(7).shuffle(shuffled)
+    write(tmp_path / "shuffled.jsonl", shuffled)
+    cli("clean", tmp_path / "shuffled.jsonl", tmp_path / "out2.jsonl", "--signatures", tmp_path / "s2",
+        "--jobs", jobs)
+    for name in os.listdir(tmp_path / "s1"):
+        assert (tmp_path / "s1" / name).read_bytes() == (tmp_path / "s2" / name).read_bytes()
+    first = {o["id"]: o for o in read(tmp_path / "out.jsonl")}
+    for o in read(tmp_path / "out2.jsonl"):
+        assert o == first[o["id"]]
+    if jobs > 1:
+        cli("clean", tmp_path / "in.jsonl", tmp_path / "out3.jsonl", "--jobs", jobs)
+        assert (tmp_path / "out3.jsonl").read_bytes() == (tmp_path / "out.jsonl").read_bytes()
+
+
+def test_domain_field_groups_pages(tmp_path):
+    recs = records()
+    for r in recs:
+        r["site"] = "everything"
+    write(tmp_path / "in.jsonl", recs)
+    cli("fit", tmp_path / "in.jsonl", "--signatures", tmp_path / "sigs", "--domain-field", "site")
+    (name,) = os.listdir(tmp_path / "sigs")
+    assert name.startswith("everything--")
+
+
+def test_bad_arguments_fail_cleanly(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "scrapy_deboiler", "clean", tmp_path / "missing.jsonl",
+                           tmp_path / "o.jsonl"], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2 and "missing.jsonl" in proc.stderr and "Traceback" not in proc.stderr

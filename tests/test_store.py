@@ -1,0 +1,90 @@
+import json
+import os
+
+import pytest
+
+from scrapy_deboiler import Page, SiteModel
+from scrapy_deboiler._store import (
+    SignatureFileError,
+    SignatureStore,
+    dump_model,
+    load_model,
+    site_filename,
+)
+from sitegen import site_pages
+
+
+@pytest.fixture
+def model():
+    return SiteModel.fit(Page(h, u) for u, h, _ in site_pages("a.example", 5))
+
+
+def test_round_trip(tmp_path, model):
+    store = SignatureStore(tmp_path)
+    path = store.save("a.example", model)
+    assert path.parent == tmp_path and os.listdir(tmp_path) == [path.name]  # no temp files
+    assert store.load("a.example") == model
+    assert store.load("b.example") is None
+    doc = json.loads(path.read_text())
+    assert doc["format"] == "scrapy-deboiler-signatures" and doc["version"] == 1
+    assert doc["domain"] == "a.example" and doc["pages"] == 5
+    assert set(doc) >= {"created", "params", "signatures", "pairs", "generator"}
+
+
+def test_source_date_epoch_makes_files_reproducible(tmp_path, model, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    a = dump_model("a.example", model, tmp_path / "a.json").read_bytes()
+    b = dump_model("a.example", SiteModel(model.params, model.pages, model.pairs, 0, dict(reversed(model.support.items()))), tmp_path / "b.json").read_bytes()
+    assert a == b and b'"2023-11-14T22:13:20Z"' in a
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "corrupt or truncated"),
+        (b'{"format": "scrapy-deboiler-signatures", "vers', "corrupt or truncated"),
+        (b"\xff\xfe garbage", "corrupt or truncated"),
+        (b"[1, 2, 3]", "not a scrapy-deboiler-signatures file"),
+        (b'{"format": "something-else"}', "not a scrapy-deboiler-signatures file"),
+        (b"[" * 100000 + b"]" * 100000, "corrupt or truncated"),
+    ],
+)
+def test_bad_files_are_refused_with_their_name(tmp_path, content, message):
+    path = tmp_path / "x.json"
+    path.write_bytes(content)
+    with pytest.raises(SignatureFileError) as err:
+        load_model(path)
+    assert str(path) in str(err.value) and message in str(err.value)
+
+
+def test_wrong_version_bad_entries_and_foreign_domain(tmp_path, model):
+    path = dump_model("a.example", model, tmp_path / "a.json")
+    doc = json.loads(path.read_text())
+    for change, message in [
+        ({"version": 99}, "format version 99 is not supported"),
+        ({"signatures": {"not-hex": 3}}, "bad signature entry"),
+        ({"signatures": {"0123456789abcdef": -1}}, "bad signature entry"),
+        ({"pages": "many"}, "'pages' must be"),
+        ({"params": {"iou_guard": 1}}, "bad 'params'"),
+    ]:
+        path.write_text(json.dumps({**doc, **change}))
+        with pytest.raises(SignatureFileError, match=message):
+            load_model(path)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SignatureFileError, match="belongs to 'a.example'"):
+        load_model(path, "b.example")
+
+
+def test_domain_names_map_to_safe_distinct_files(tmp_path, model):
+    domains = ["../../x", "CON", "con", "a/b", "a\\b", "x" * 300, "x" * 301, "bücher.de",
+               "xn--bcher-kva.de", ".hidden", "..", "", "例え.テスト", "a b", "NUL.txt"]
+    names = [site_filename(d) for d in domains]
+    assert len(set(names)) == len(domains)
+    store = SignatureStore(tmp_path / "store")
+    for d, name in zip(domains, names):
+        assert "/" not in name and "\\" not in name and not name.startswith(".")
+        assert len(name) <= 100 and name.isascii()
+        assert name.split(".")[0].split("--")[0].upper() not in {"CON", "NUL", "PRN", "AUX"}
+        store.save(d, model)
+        assert store.load(d) == model
+    assert sorted(p.name for p in (tmp_path / "store").iterdir()) == sorted(names)
