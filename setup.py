@@ -1,4 +1,30 @@
-from setuptools import find_packages, setup
+import os
+
+from setuptools import Extension, find_packages, setup
+
+
+def extensions():
+    """The optional compiled walks (scrapy_deboiler/_speedups.pyx).
+
+    Built against lxml's own headers; when Cython, lxml or a C compiler is
+    missing, or SCRAPY_DEBOILER_PURE_PYTHON is set, the package installs
+    without it and uses the pure-Python walks, which give the same results.
+    """
+    if os.environ.get("SCRAPY_DEBOILER_PURE_PYTHON"):
+        return []
+    try:
+        import lxml
+        from Cython.Build import cythonize
+    except ImportError:
+        return []
+    ext = Extension(
+        "scrapy_deboiler._speedups",
+        ["scrapy_deboiler/_speedups.pyx"],
+        include_dirs=lxml.get_include(),
+        optional=True,
+    )
+    return cythonize([ext], language_level=3, quiet=True)
+
 
 setup(
     name="scrapy-deboiler",
@@ -24,6 +50,7 @@ setup(
         ],
         "bench": ["deboiler==2023.46.150"],
     },
+    ext_modules=extensions(),
     entry_points={"console_scripts": ["scrapy-deboiler=scrapy_deboiler._cli:main"]},
     classifiers=[
         "Framework :: Scrapy",

@@ -88,11 +88,12 @@ def clean_page(page: Page, model: SiteModel | None, *, want_html: bool = True) -
         if bp:
             # Outermost matches only: walk back from the end (ancestors come
             # after their descendants) and jump over a dropped subtree.
-            sigs, elements, starts = page.signed.signatures, page.signed.elements, page.signed.starts
+            signed = page.signed
+            sigs, starts = signed.signatures, signed.starts
             i = len(sigs) - 1
             while i >= 0:
                 if sigs[i] in bp:
-                    _drop(elements[i])
+                    _drop(signed.element(i))
                     removed += 1
                     i = starts[i]
                 i -= 1

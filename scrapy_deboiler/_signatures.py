@@ -14,7 +14,7 @@ Two kinds, both 64-bit hex digests (blake2b):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from hashlib import blake2b
 
 from lxml import etree
@@ -24,7 +24,13 @@ __all__ = ["Candidates", "DEFAULT_SCHEME", "SignatureScheme", "SignedTree", "sig
 # Private separators: the loader strips these control characters from pages,
 # so page text can never imitate structure.
 _OPEN, _END_OPEN, _CLOSE, _CHILD = "\x01", "\x02", "\x05", "\x03"
-_SHAPE = "\x04"
+#: blake2b personalisation of template signatures, apart from content ones.
+TEMPLATE_PERSON = b"template"
+
+try:
+    from . import _speedups
+except ImportError:  # not compiled: the pure-Python walk gives the same result
+    _speedups = None
 
 #: Hex digits in a signature (64 bits).
 SIGNATURE_HEX = 16
@@ -110,7 +116,6 @@ class SignatureScheme:
 DEFAULT_SCHEME = SignatureScheme()
 
 
-@dataclass
 class SignedTree:
     """A page's signatures, descendants before ancestors, with the element
     each belongs to.
@@ -118,22 +123,72 @@ class SignedTree:
     Only subtrees holding text are signed: text-free ones (``<div><img></div>``)
     match across unrelated pages because attributes are ignored, so they are
     never evidence of boilerplate.
+
+    ``starts[i]`` is the index of the first entry inside entry i's subtree:
+    entries ``starts[i]..i`` all lie in ``element(i)``'s subtree. Elements are
+    valid while the tree is unchanged; removing a subtree invalidates the
+    entries inside it only.
     """
 
-    signatures: list[str] = field(default_factory=list)
-    elements: list[etree._Element] = field(default_factory=list)
-    #: For each entry, the index of the first entry inside the same subtree:
-    #: entries ``starts[i]..i`` are all in ``elements[i]``'s subtree.
-    starts: list[int] = field(default_factory=list)
+    __slots__ = ("signatures", "starts", "_elements", "_root", "_addresses")
+
+    def __init__(
+        self,
+        signatures: list[str] | None = None,
+        elements: list[etree._Element] | None = None,
+        starts: list[int] | None = None,
+        *,
+        root: etree._Element | None = None,
+        addresses: list[int] | None = None,
+    ) -> None:
+        self.signatures = signatures or []
+        self.starts = starts or []
+        self._elements = elements
+        self._root = root
+        self._addresses = addresses
+
+    def element(self, i: int) -> etree._Element:
+        if self._elements is not None:
+            return self._elements[i]
+        return _speedups.element_at(self._root, self._addresses[i])
+
+    @property
+    def elements(self) -> list[etree._Element]:
+        if self._elements is None:
+            self._elements = [self.element(i) for i in range(len(self.signatures))]
+        return self._elements
+
+
+def normalise(text: str) -> str:
+    """What a text or tail contributes: whitespace removed, case folded."""
+    return "".join(text.split()).casefold()
 
 
 def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) -> SignedTree:
-    """Sign ``root``'s subtrees in one iterative bottom-up walk.
+    """Sign ``root``'s subtrees in one bottom-up walk.
 
-    The walk is reversed document order over a list of all elements, which
-    visits every element after its descendants. (lxml's iterwalk slows down
-    quadratically on deep trees while the caller holds element proxies, as
-    this function must.)
+    Uses the compiled walk in ``_speedups`` when it was built; this Python
+    version defines the result and is the fallback.
+    """
+    if _speedups is not None:
+        fast = _speedups.sign_tree(root, scheme)
+        if fast is not None:
+            sigs, addresses, starts = fast
+            return SignedTree(sigs, None, starts, root=root, addresses=addresses)
+    return sign_tree_py(root, scheme)
+
+
+def sign_tree_py(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) -> SignedTree:
+    """The reference walk: reversed document order over a list of all
+    elements, which visits every element after its descendants. (lxml's
+    iterwalk slows down quadratically on deep trees while the caller holds
+    element proxies, as this function must.)
+
+    content(E) = OPEN tag END_OPEN N(text) + per child: piece(child) N(tail)
+    piece(C)   = CHILD sig(C) when C is signed, else content(C) CLOSE
+    sig(E)     = blake2b-64(content(E)), when E is a candidate holding text
+    Template signatures hash shape(E) the same way with tags only, under
+    another blake2b personalisation, and sign E when it is link-dense.
     """
     candidates = scheme.candidates
     min_elements = scheme.template_min_elements or 1 << 62
@@ -145,24 +200,23 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
     # An element's children are the last len(el) entries of these stacks,
     # first child on top, each covering the child's subtree and (for content
     # and text length) its tail.
-    content: list[str] = []  # digest or normalisable content
+    content: list[str] = []  # digest or normalised content
     shape: list[str] = []  # digest or tag structure
     # Three counts packed in one int so one sum() adds them all up:
-    # elements << 64 | non-blank text length << 32 | link text length.
+    # elements << 64 | normalised text length << 32 | link text length.
     counts: list[int] = []
     first: list[int] = []  # len(signatures) when the subtree began
     for el in reversed(list(root.iter())):
         tag = el.tag
-        tail = el.tail or ""
-        tail_len = len(tail.strip()) if tail else 0
+        tail = normalise(el.tail) if el.tail else ""
         if not isinstance(tag, str):  # comment, PI or entity: only its tail counts
             content.append(tail)
             shape.append("")
-            counts.append(tail_len << 32)
+            counts.append(len(tail) << 32)
             first.append(len(signatures))
             continue
-        text = el.text or ""
-        n_chars = len(text.strip()) if text else 0
+        text = normalise(el.text) if el.text else ""
+        n_chars = len(text)
         n = len(el)
         if n:
             body = text + "".join(reversed(content[-n:]))
@@ -185,8 +239,8 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
         if cand is None:
             cand = is_cand[tag] = candidates(tag)
         if n_chars and cand:
-            norm = "".join((_OPEN + tag + _END_OPEN + body).split()).casefold()
-            sig = blake2b(norm.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+            data = (_OPEN + tag + _END_OPEN + body).encode("utf-8", "surrogatepass")
+            sig = blake2b(data, digest_size=8).hexdigest()
             signatures.append(sig)
             elements.append(el)
             starts.append(start)
@@ -194,8 +248,8 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
         else:
             content.append(_OPEN + tag + _END_OPEN + body + _CLOSE + tail)
         if n_el >= min_elements:
-            norm = _SHAPE + tag + _OPEN + shape_body + _CLOSE
-            sig = blake2b(norm.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+            data = (_OPEN + tag + _END_OPEN + shape_body).encode("utf-8", "surrogatepass")
+            sig = blake2b(data, digest_size=8, person=TEMPLATE_PERSON).hexdigest()
             shape.append(_CHILD + sig)
             if n_chars and n_links >= density * n_chars:
                 signatures.append(sig)
@@ -203,6 +257,6 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
                 starts.append(start)
         else:
             shape.append(_OPEN + tag + _END_OPEN + shape_body + _CLOSE)
-        counts.append(n_el << 64 | (n_chars + tail_len) << 32 | n_links)
+        counts.append(n_el << 64 | (n_chars + len(tail)) << 32 | n_links)
         first.append(start)
     return SignedTree(signatures, elements, starts)

@@ -30,8 +30,31 @@ _CELL_TAGS = frozenset(("td", "th"))
 _BREAK = "\x00"  # cannot occur in lxml text
 
 
+# Classes of tags for the compiled walk (codes as in _speedups.pyx).
+_CLASSES: dict[bytes, int] = {
+    **{t.encode(): 1 for t in BLOCK_TAGS},
+    **{t.encode(): 2 for t in _CELL_TAGS},
+    **{t.encode(): 3 for t in SKIP_TAGS},
+    b"pre": 4,
+}
+
+try:
+    from . import _speedups
+except ImportError:  # not compiled: the pure-Python walk gives the same result
+    _speedups = None
+
+
 def tree_text(root: etree._Element) -> str:
     """Visible text of ``root``, one block a line, whitespace collapsed."""
+    marked = _speedups.tree_text(root, _CLASSES) if _speedups is not None else None
+    if marked is None:
+        marked = tree_text_py(root)
+    lines = marked.split(_BREAK)
+    return "\n".join(s for s in (" ".join(line.split()) for line in lines) if s)
+
+
+def tree_text_py(root: etree._Element) -> str:
+    """The reference walk: text with NUL where lines break."""
     # Bottom-up with a stack, like sign_tree: an element's children are the
     # last len(el) entries (first child on top), each the child's text
     # followed by its tail.
@@ -44,17 +67,16 @@ def tree_text(root: etree._Element) -> str:
             del done[-n:]
         else:
             body = ""
+        tail = el.tail if el is not root else None
         if not isinstance(tag, str) or tag in SKIP_TAGS:
-            done.append(el.tail or "")
+            done.append(tail or "")
             continue
         text = (el.text or "") + body
-        if tag in BLOCK_TAGS:
+        if tag in BLOCK_TAGS or tag == "pre":
             if tag == "pre":
                 text = text.replace("\n", _BREAK)
             text = _BREAK + text + _BREAK
         elif tag in _CELL_TAGS:
             text = " " + text + " "
-        tail = el.tail
         done.append(text + tail if tail else text)
-    lines = ("".join(done)).split(_BREAK)
-    return "\n".join(s for s in (" ".join(line.split()) for line in lines) if s)
+    return "".join(done)

@@ -1,0 +1,299 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Compiled walks over libxml2's nodes for ``sign_tree`` and ``tree_text``.
+
+Optional: when this module is not built, the pure-Python walks in
+``_signatures`` and ``_text`` give the same results (the tests compare them).
+It exists because the Python walks cost more than parsing the page: here each
+node costs a few pointer hops, and Python is called only to normalise all of a
+page's text at once, to hash each signed subtree (hashlib) and to create the
+element proxies the caller gets back.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcpy, strlen
+
+cimport lxml.includes.etreepublic as cetree
+from lxml.includes cimport tree
+from lxml.includes.tree cimport xmlNode
+
+from hashlib import blake2b
+
+cetree.import_lxml__etree()
+
+cdef enum:
+    ELEMENT = 1
+    TEXT = 3
+    CDATA = 4
+
+# Node classes for text extraction (see _text.py).
+cdef enum:
+    INLINE = 0
+    BLOCK = 1
+    CELL = 2
+    SKIP = 3
+    PRE = 4
+
+
+cdef struct Buf:
+    char* data
+    Py_ssize_t len
+    Py_ssize_t cap
+
+
+cdef int grow(Buf* b, Py_ssize_t extra) except -1:
+    cdef Py_ssize_t cap
+    cdef char* p
+    if b.len + extra <= b.cap:
+        return 0
+    cap = b.cap * 2
+    if cap < b.len + extra:
+        cap = b.len + extra
+    if cap < 4096:
+        cap = 4096
+    p = <char*>realloc(b.data, cap)
+    if p == NULL:
+        raise MemoryError()
+    b.data = p
+    b.cap = cap
+    return 0
+
+
+cdef inline int add(Buf* b, const char* s, Py_ssize_t n) except -1:
+    grow(b, n)
+    memcpy(b.data + b.len, s, n)
+    b.len += n
+    return 0
+
+
+cdef inline int add1(Buf* b, char c) except -1:
+    grow(b, 1)
+    b.data[b.len] = c
+    b.len += 1
+    return 0
+
+
+cdef inline xmlNode* next_node(xmlNode* node, xmlNode* root, bint descend) noexcept:
+    """Document order within ``root``; descends into elements only."""
+    if descend and node.type == ELEMENT and node.children != NULL:
+        return node.children
+    while node != root:
+        if node.next != NULL:
+            return node.next
+        node = node.parent
+    return NULL
+
+
+cdef struct Frame:
+    xmlNode* node
+    Py_ssize_t pc, ps, chars0, links0, els0, sigs0
+
+
+def element_at(object root, size_t address):
+    """The element at a node address from ``sign_tree``, in ``root``'s
+    document. Valid while the tree is unchanged around that node."""
+    cdef cetree._Element el = <cetree._Element?>root
+    return cetree.elementFactory(el._doc, <xmlNode*>address)
+
+
+def sign_tree(object root, object scheme):
+    """(signatures, node addresses, starts) as ``_signatures.sign_tree_py``
+    defines them (in document post-order), or None for trees this walk does
+    not handle (namespaced elements). Addresses, not elements: creating
+    element proxies costs as much as the rest, and only removed subtrees need
+    them (``element_at``)."""
+    cdef cetree._Element el = <cetree._Element?>root
+    cdef xmlNode* c_root = el._c_node
+    cdef xmlNode* node
+    cdef xmlNode* child
+    cdef Buf raw, cbuf, sbuf
+    cdef Frame* frames = NULL
+    cdef Frame* grown
+    cdef Py_ssize_t depth = 0, cap = 0, n, i, n_chars, n_links, n_el
+    cdef Py_ssize_t total_chars = 0, total_links = 0, total_els = 0
+    cdef const char* tp
+    cdef const char* tend
+    cdef const char* piece
+    cdef const char* name
+    cdef bint down
+    cdef Frame f
+    cdef bytes normalised
+    candidates = scheme.candidates
+    cdef Py_ssize_t min_elements = scheme.template_min_elements or (1 << 62)
+    cdef double density = scheme.template_link_density
+    is_cand = {}
+    signatures = []
+    elements = []
+    starts = []
+    raw.data = NULL; raw.len = 0; raw.cap = 0
+    cbuf.data = NULL; cbuf.len = 0; cbuf.cap = 0
+    sbuf.data = NULL; sbuf.len = 0; sbuf.cap = 0
+    try:
+        # Pass 1: all text in document order, NUL-separated, normalised in
+        # one go (whitespace removed, case folded) exactly as normalise().
+        node = c_root
+        while node != NULL:
+            if node.type == ELEMENT and node.ns != NULL:
+                return None
+            if (node.type == TEXT or node.type == CDATA) and node != c_root:
+                if node.content != NULL:
+                    add(&raw, <const char*>node.content, strlen(<const char*>node.content))
+                add1(&raw, 0)
+            node = next_node(node, c_root, True)
+        text = PyBytes_FromStringAndSize(raw.data, raw.len).decode("utf-8", "surrogatepass")
+        normalised = "".join(text.split()).casefold().encode("utf-8", "surrogatepass")
+        tp = PyBytes_AS_STRING(normalised)
+        tend = tp + PyBytes_GET_SIZE(normalised)
+
+        # Pass 2: post-order with explicit frames and two scratch buffers
+        # used as stacks: an element's content starts at its frame's offset
+        # and is replaced by its digest once hashed.
+        node = c_root
+        down = True
+        while True:
+            if down and node.type == ELEMENT:
+                if depth == cap:
+                    cap = cap * 2 + 64
+                    grown = <Frame*>realloc(frames, cap * sizeof(Frame))
+                    if grown == NULL:
+                        raise MemoryError()
+                    frames = grown
+                f.node = node
+                f.pc = cbuf.len
+                f.ps = sbuf.len
+                f.chars0 = total_chars
+                f.links0 = total_links
+                f.els0 = total_els
+                f.sigs0 = len(signatures)
+                frames[depth] = f
+                depth += 1
+                total_els += 1
+                name = <const char*>node.name
+                n = strlen(name)
+                add1(&cbuf, 1); add(&cbuf, name, n); add1(&cbuf, 2)
+                add1(&sbuf, 1); add(&sbuf, name, n); add1(&sbuf, 2)
+                if node.children != NULL:
+                    node = node.children
+                    continue
+                down = False  # an empty element ends at once
+            if not down:
+                # Leaving the element on top of the frame stack.
+                depth -= 1
+                f = frames[depth]
+                tag = (<const char*>node.name).decode("utf-8", "surrogatepass")
+                n_chars = total_chars - f.chars0
+                n_el = total_els - f.els0
+                if tag == "a":
+                    total_links = f.links0 + n_chars
+                n_links = total_links - f.links0
+                cand = is_cand.get(tag)
+                if cand is None:
+                    cand = is_cand[tag] = bool(candidates(tag))
+                signed = False
+                if n_chars and cand:
+                    sig = blake2b(PyBytes_FromStringAndSize(cbuf.data + f.pc, cbuf.len - f.pc),
+                                  digest_size=8).hexdigest()
+                    signed = True
+                    signatures.append(sig)
+                    elements.append(<size_t>node)
+                    starts.append(f.sigs0)
+                    cbuf.len = f.pc
+                    add1(&cbuf, 3)
+                    add(&cbuf, PyBytes_AS_STRING(sig.encode("ascii")), 16)
+                else:
+                    add1(&cbuf, 5)
+                if n_el >= min_elements:
+                    sig = blake2b(PyBytes_FromStringAndSize(sbuf.data + f.ps, sbuf.len - f.ps),
+                                  digest_size=8, person=b"template").hexdigest()
+                    sbuf.len = f.ps
+                    add1(&sbuf, 3)
+                    add(&sbuf, PyBytes_AS_STRING(sig.encode("ascii")), 16)
+                    if n_chars and n_links >= density * n_chars:
+                        signatures.append(sig)
+                        elements.append(<size_t>node)
+                        starts.append(f.sigs0)
+                else:
+                    add1(&sbuf, 5)
+            elif (node.type == TEXT or node.type == CDATA) and node != c_root:
+                piece = tp
+                while tp < tend and tp[0] != 0:
+                    if (<unsigned char>tp[0] & 0xC0) != 0x80:
+                        total_chars += 1
+                    tp += 1
+                if tp > piece:
+                    add(&cbuf, piece, tp - piece)
+                tp += 1
+            # Move on: the next sibling (going down), or the parent (leaving it).
+            if node == c_root:
+                break
+            if node.next != NULL:
+                node = node.next
+                down = True
+            else:
+                node = node.parent
+                down = False
+        return signatures, elements, starts
+    finally:
+        free(raw.data)
+        free(cbuf.data)
+        free(sbuf.data)
+        free(frames)
+
+
+def tree_text(object root, dict classes):
+    """Text of ``root`` with NUL where lines break, as ``_text.tree_text_py``
+    builds it before the final whitespace pass; None for namespaced trees."""
+    cdef cetree._Element el = <cetree._Element?>root
+    cdef xmlNode* c_root = el._c_node
+    cdef xmlNode* node = c_root
+    cdef Buf out
+    cdef bint down = True
+    cdef int code
+    cdef Py_ssize_t pre = 0, i, start
+    cdef const char* content
+    out.data = NULL; out.len = 0; out.cap = 0
+    try:
+        while True:
+            if down and node.type == ELEMENT:
+                if node.ns != NULL:
+                    return None
+                code = classes.get(<bytes>(<const char*>node.name), INLINE)
+                if code != SKIP:  # skipped elements are not entered
+                    if code == BLOCK or code == PRE:
+                        add1(&out, 0)
+                    elif code == CELL:
+                        add1(&out, 32)
+                    if code == PRE:
+                        pre += 1
+                    if node.children != NULL:
+                        node = node.children
+                        continue
+                    down = False  # an empty element ends at once
+            elif down and (node.type == TEXT or node.type == CDATA) and node != c_root:
+                content = <const char*>node.content
+                if content != NULL:
+                    start = out.len
+                    add(&out, content, strlen(content))
+                    if pre:
+                        for i in range(start, out.len):
+                            if out.data[i] == 10:
+                                out.data[i] = 0
+            if not down:
+                code = classes.get(<bytes>(<const char*>node.name), INLINE)
+                if code == BLOCK or code == PRE:
+                    add1(&out, 0)
+                elif code == CELL:
+                    add1(&out, 32)
+                if code == PRE:
+                    pre -= 1
+            if node == c_root:
+                break
+            if node.next != NULL:
+                node = node.next
+                down = True
+            else:
+                node = node.parent
+                down = False
+        return PyBytes_FromStringAndSize(out.data, out.len).decode("utf-8", "surrogatepass")
+    finally:
+        free(out.data)
