@@ -24,6 +24,9 @@ __all__ = ["Candidates", "DEFAULT_SCHEME", "SignatureScheme", "SignedTree", "sig
 # Private separators: the loader strips these control characters from pages,
 # so page text can never imitate structure.
 _OPEN, _END_OPEN, _CLOSE, _CHILD = "\x01", "\x02", "\x05", "\x03"
+# Code, not text: per-page tokens in scripts would keep template blocks from
+# matching, and code would count as text in link density.
+_CODE = frozenset(("script", "style"))
 #: blake2b personalisation of template signatures, apart from content ones.
 TEMPLATE_PERSON = b"template"
 
@@ -185,6 +188,7 @@ def sign_tree_py(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME)
     element proxies, as this function must.)
 
     content(E) = OPEN tag END_OPEN N(text) + per child: piece(child) N(tail)
+                 (the code inside script and style counts as no text)
     piece(C)   = CHILD sig(C) when C is signed, else content(C) CLOSE
     sig(E)     = blake2b-64(content(E)), when E is a candidate holding text
     Template signatures hash shape(E) the same way with tags only, under
@@ -215,7 +219,7 @@ def sign_tree_py(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME)
             counts.append(len(tail) << 32)
             first.append(len(signatures))
             continue
-        text = normalise(el.text) if el.text else ""
+        text = normalise(el.text) if el.text and tag not in _CODE else ""
         n_chars = len(text)
         n = len(el)
         if n:

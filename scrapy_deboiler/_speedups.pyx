@@ -11,13 +11,11 @@ element proxies the caller gets back.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdlib cimport free, realloc
-from libc.string cimport memcpy, strlen
+from libc.string cimport memcpy, memset, strcmp, strlen
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
 from lxml.includes.tree cimport xmlNode
-
-from hashlib import blake2b
 
 cetree.import_lxml__etree()
 
@@ -73,6 +71,126 @@ cdef inline int add1(Buf* b, char c) except -1:
     return 0
 
 
+# BLAKE2b (RFC 7693), 8-byte digests only, so that hashing a subtree costs
+# no call into Python. test_speedups checks it against hashlib.blake2b.
+ctypedef unsigned long long u64
+
+cdef u64[8] IV = [
+    0x6a09e667f3bcc908ULL, 0xbb67ae8584caa73bULL, 0x3c6ef372fe94f82bULL, 0xa54ff53a5f1d36f1ULL,
+    0x510e527fade682d1ULL, 0x9b05688c2b3e6c1fULL, 0x1f83d9abfb41bd6bULL, 0x5be0cd19137e2179ULL,
+]
+cdef unsigned char[12][16] SIGMA = [
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+    [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3],
+    [11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4],
+    [7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8],
+    [9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13],
+    [2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9],
+    [12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11],
+    [13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10],
+    [6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5],
+    [10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0],
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+    [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3],
+]
+# "template" as blake2b's 16-byte personalisation, little-endian words.
+cdef u64 PERSON_TEMPLATE_0 = 0x6574616c706d6574ULL  # b"template"
+cdef char* HEX = b"0123456789abcdef"
+
+
+cdef inline u64 rotr(u64 x, int n) noexcept nogil:
+    return (x >> n) | (x << (64 - n))
+
+
+cdef inline u64 load64(const unsigned char* p) noexcept nogil:
+    cdef u64 r = 0
+    cdef int i
+    for i in range(7, -1, -1):
+        r = (r << 8) | p[i]
+    return r
+
+
+cdef void compress(u64* h, const unsigned char* block, u64 t, bint last) noexcept nogil:
+    cdef u64[16] v
+    cdef u64[16] m
+    cdef int i, r
+    cdef const unsigned char* s
+    for i in range(16):
+        m[i] = load64(block + 8 * i)
+    for i in range(8):
+        v[i] = h[i]
+        v[i + 8] = IV[i]
+    v[12] ^= t
+    if last:
+        v[14] = ~v[14]
+    for r in range(12):
+        s = SIGMA[r]
+        g(v, 0, 4, 8, 12, m[s[0]], m[s[1]])
+        g(v, 1, 5, 9, 13, m[s[2]], m[s[3]])
+        g(v, 2, 6, 10, 14, m[s[4]], m[s[5]])
+        g(v, 3, 7, 11, 15, m[s[6]], m[s[7]])
+        g(v, 0, 5, 10, 15, m[s[8]], m[s[9]])
+        g(v, 1, 6, 11, 12, m[s[10]], m[s[11]])
+        g(v, 2, 7, 8, 13, m[s[12]], m[s[13]])
+        g(v, 3, 4, 9, 14, m[s[14]], m[s[15]])
+    for i in range(8):
+        h[i] ^= v[i] ^ v[i + 8]
+
+
+cdef inline void g(u64* v, int a, int b, int c, int d, u64 x, u64 y) noexcept nogil:
+    v[a] = v[a] + v[b] + x
+    v[d] = rotr(v[d] ^ v[a], 32)
+    v[c] = v[c] + v[d]
+    v[b] = rotr(v[b] ^ v[c], 24)
+    v[a] = v[a] + v[b] + y
+    v[d] = rotr(v[d] ^ v[a], 16)
+    v[c] = v[c] + v[d]
+    v[b] = rotr(v[b] ^ v[c], 63)
+
+
+cdef void blake2b_hex8(const char* data, Py_ssize_t n, bint template, char* out) noexcept nogil:
+    """16 lowercase hex digits of blake2b(data, digest_size=8[, person=b"template"])."""
+    cdef u64[8] h
+    cdef unsigned char[128] block
+    cdef Py_ssize_t done = 0
+    cdef int i
+    cdef u64 x
+    for i in range(8):
+        h[i] = IV[i]
+    h[0] ^= 0x01010000ULL ^ 8
+    if template:
+        h[6] ^= PERSON_TEMPLATE_0
+    while n - done > 128:
+        compress(h, <const unsigned char*>data + done, done + 128, False)
+        done += 128
+    memset(block, 0, 128)
+    memcpy(block, data + done, n - done)
+    compress(h, block, n, True)
+    x = h[0]
+    for i in range(8):
+        out[2 * i] = HEX[(x >> 4) & 15]
+        out[2 * i + 1] = HEX[x & 15]
+        x >>= 8
+
+
+def blake2b8(bytes data, bint template=False):
+    """The compiled hash, for tests: same as hashlib's blake2b-64 hexdigest."""
+    cdef char[16] out
+    blake2b_hex8(data, len(data), template, out)
+    return out[:16].decode("ascii")
+
+
+cdef inline bint counted_text(xmlNode* node, xmlNode* root) noexcept:
+    """Text and CDATA nodes inside ``root``, but not script or style code."""
+    cdef const char* parent
+    if (node.type != TEXT and node.type != CDATA) or node == root:
+        return False
+    if node.parent == NULL or node.parent.type != ELEMENT:
+        return True
+    parent = <const char*>node.parent.name
+    return not (strcmp(parent, "script") == 0 or strcmp(parent, "style") == 0)
+
+
 cdef inline xmlNode* next_node(xmlNode* node, xmlNode* root, bint descend) noexcept:
     """Document order within ``root``; descends into elements only."""
     if descend and node.type == ELEMENT and node.children != NULL:
@@ -117,6 +235,7 @@ def sign_tree(object root, object scheme):
     cdef const char* name
     cdef bint down
     cdef Frame f
+    cdef char[16] hexsig
     cdef bytes normalised
     candidates = scheme.candidates
     cdef Py_ssize_t min_elements = scheme.template_min_elements or (1 << 62)
@@ -135,7 +254,7 @@ def sign_tree(object root, object scheme):
         while node != NULL:
             if node.type == ELEMENT and node.ns != NULL:
                 return None
-            if (node.type == TEXT or node.type == CDATA) and node != c_root:
+            if counted_text(node, c_root):
                 if node.content != NULL:
                     add(&raw, <const char*>node.content, strlen(<const char*>node.content))
                 add1(&raw, 0)
@@ -189,32 +308,28 @@ def sign_tree(object root, object scheme):
                 cand = is_cand.get(tag)
                 if cand is None:
                     cand = is_cand[tag] = bool(candidates(tag))
-                signed = False
                 if n_chars and cand:
-                    sig = blake2b(PyBytes_FromStringAndSize(cbuf.data + f.pc, cbuf.len - f.pc),
-                                  digest_size=8).hexdigest()
-                    signed = True
-                    signatures.append(sig)
+                    blake2b_hex8(cbuf.data + f.pc, cbuf.len - f.pc, False, hexsig)
+                    signatures.append(hexsig[:16].decode("ascii"))
                     elements.append(<size_t>node)
                     starts.append(f.sigs0)
                     cbuf.len = f.pc
                     add1(&cbuf, 3)
-                    add(&cbuf, PyBytes_AS_STRING(sig.encode("ascii")), 16)
+                    add(&cbuf, hexsig, 16)
                 else:
                     add1(&cbuf, 5)
                 if n_el >= min_elements:
-                    sig = blake2b(PyBytes_FromStringAndSize(sbuf.data + f.ps, sbuf.len - f.ps),
-                                  digest_size=8, person=b"template").hexdigest()
+                    blake2b_hex8(sbuf.data + f.ps, sbuf.len - f.ps, True, hexsig)
                     sbuf.len = f.ps
                     add1(&sbuf, 3)
-                    add(&sbuf, PyBytes_AS_STRING(sig.encode("ascii")), 16)
+                    add(&sbuf, hexsig, 16)
                     if n_chars and n_links >= density * n_chars:
-                        signatures.append(sig)
+                        signatures.append(hexsig[:16].decode("ascii"))
                         elements.append(<size_t>node)
                         starts.append(f.sigs0)
                 else:
                     add1(&sbuf, 5)
-            elif (node.type == TEXT or node.type == CDATA) and node != c_root:
+            elif counted_text(node, c_root):
                 piece = tp
                 while tp < tend and tp[0] != 0:
                     if (<unsigned char>tp[0] & 0xC0) != 0x80:

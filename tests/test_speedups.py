@@ -1,0 +1,89 @@
+"""The compiled walks must give exactly what the Python reference gives."""
+
+import hashlib
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lxml import etree
+
+from scrapy_deboiler import SignatureScheme, parse_html
+from scrapy_deboiler import _signatures, _text
+from sitegen import site_pages
+
+speedups = _signatures._speedups
+
+def test_the_compiled_walks_are_built():
+    # setup.py builds them whenever a compiler is there, as on CI; the pure
+    # Python walks are the reference they are compared with below.
+    assert speedups is not None
+
+
+def same(root, scheme=SignatureScheme()):
+    py = _signatures.sign_tree_py(root, scheme)
+    fast = _signatures.sign_tree(root, scheme)
+    assert sorted(zip(py.signatures, map(id, py.elements))) == sorted(
+        zip(fast.signatures, map(id, fast.elements)))
+    pos = {id(e): i for i, e in enumerate(fast.elements)}
+    for i in range(len(fast.signatures)):  # starts cover exactly the subtree
+        inside = {pos[id(d)] for d in fast.element(i).iterdescendants() if id(d) in pos}
+        assert all(fast.starts[i] <= j < i for j in inside)
+    assert _text.tree_text_py(root) == speedups.tree_text(root, _text._CLASSES)
+
+
+def test_compiled_blake2b_is_blake2b():
+    for n in (0, 1, 63, 127, 128, 129, 256, 1000):
+        data = bytes(range(256)) * 4
+        data = data[:n]
+        assert speedups.blake2b8(data) == hashlib.blake2b(data, digest_size=8).hexdigest()
+        assert speedups.blake2b8(data, True) == hashlib.blake2b(
+            data, digest_size=8, person=b"template").hexdigest()
+
+
+@pytest.mark.parametrize("i", range(6))
+def test_generated_pages(i):
+    same(parse_html(site_pages("s.example", 6)[i][1]).root)
+
+
+@pytest.mark.parametrize("html", [
+    "", "<p>x</p>", "<html><body>top<div>a<!-- c -->b<?pi x?>c</div>tail</body></html>",
+    "<div><script>var a = 1;</script><style>p {}</style>text</div>",
+    "<pre>a\n<b>b\nc</b>\nd</pre>after\nline", "<table><tr><td>1<td>2</table>",
+    "<div><a>one</a><a>two</a><a>three</a><a>four</a></div>",
+    "<p>Straße ΣΊΣΥΦΟΣ \u00a0 ﬁ</p><![CDATA[x]]>",
+])
+def test_edge_pages(html):
+    same(parse_html(html).root)
+    same(parse_html(html).root, SignatureScheme(template_min_elements=2))
+
+
+def test_subtree_roots_and_hand_built_trees():
+    root = parse_html("<body><div id='a'><p>one <b>two</b></p>tail</div><p>x</p></body>").root
+    same(root.find(".//div"))
+    el = etree.Element("div")
+    el.text = "t"
+    etree.SubElement(el, "span").text = "s"
+    el.append(etree.Comment("c"))
+    el[-1].tail = "after comment"
+    same(el)
+
+
+tags = st.sampled_from(["div", "p", "a", "span", "ul", "li", "pre", "script", "td", "br", "nav", "b"])
+words = st.text(alphabet=st.sampled_from(list("ab ΣßéX\n\t\u00a0<&")), max_size=8)
+
+
+@st.composite
+def html_docs(draw, depth=0):
+    parts = []
+    for _ in range(draw(st.integers(0, 4 if depth < 4 else 0))):
+        if draw(st.booleans()):
+            parts.append(draw(words).replace("<", "&lt;").replace("&", "&amp;"))
+        else:
+            tag = draw(tags)
+            parts.append(f"<{tag}>{draw(html_docs(depth + 1))}</{tag}>")
+    return "".join(parts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(html_docs())
+def test_random_pages(html):
+    same(parse_html(f"<html><body>{html}</body></html>").root)
