@@ -86,17 +86,18 @@ def clean_page(page: Page, model: SiteModel | None, *, want_html: bool = True) -
             page.signed = sign_tree(page.root, model.params.scheme)
         bp = model.boilerplate
         if bp:
-            # Outermost matches only: walk back from the end (ancestors come
-            # after their descendants) and jump over a dropped subtree.
+            # Outermost matches only: ancestors come after their descendants,
+            # so walk the matches backwards and skip those inside a subtree
+            # already dropped (entries starts[i]..i).
             signed = page.signed
-            sigs, starts = signed.signatures, signed.starts
-            i = len(sigs) - 1
-            while i >= 0:
-                if sigs[i] in bp:
-                    _drop(signed.element(i))
-                    removed += 1
-                    i = starts[i]
-                i -= 1
+            starts = signed.starts
+            floor = len(starts)
+            for i in reversed([i for i, sig in enumerate(signed.signatures) if sig in bp]):
+                if i >= floor:
+                    continue
+                _drop(signed.element(i))
+                removed += 1
+                floor = starts[i]
     page.signed = SignedTree()
     html = etree.tostring(page.root, method="html", encoding="unicode") if want_html else ""
     return CleanResult(tree_text(page.root), html, removed, list(page.notes))

@@ -64,6 +64,13 @@ cdef inline int add(Buf* b, const char* s, Py_ssize_t n) except -1:
     return 0
 
 
+cdef inline int add_break(Buf* b) except -1:
+    """A line break (NUL), unless one was just added."""
+    if b.len and b.data[b.len - 1] == 0:
+        return 0
+    return add1(b, 0)
+
+
 cdef inline int add1(Buf* b, char c) except -1:
     grow(b, 1)
     b.data[b.len] = c
@@ -375,7 +382,7 @@ def tree_text(object root, dict classes):
                 code = classes.get(<bytes>(<const char*>node.name), INLINE)
                 if code != SKIP:  # skipped elements are not entered
                     if code == BLOCK or code == PRE:
-                        add1(&out, 0)
+                        add_break(&out)
                     elif code == CELL:
                         add1(&out, 32)
                     if code == PRE:
@@ -396,7 +403,7 @@ def tree_text(object root, dict classes):
             if not down:
                 code = classes.get(<bytes>(<const char*>node.name), INLINE)
                 if code == BLOCK or code == PRE:
-                    add1(&out, 0)
+                    add_break(&out)
                 elif code == CELL:
                     add1(&out, 32)
                 if code == PRE:

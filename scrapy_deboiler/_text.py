@@ -49,6 +49,11 @@ def tree_text(root: etree._Element) -> str:
     marked = _speedups.tree_text(root, _CLASSES) if _speedups is not None else None
     if marked is None:
         marked = tree_text_py(root)
+    return finish_text(marked)
+
+
+def finish_text(marked: str) -> str:
+    """One line per block, whitespace collapsed, blank lines dropped."""
     lines = marked.split(_BREAK)
     return "\n".join(s for s in (" ".join(line.split()) for line in lines) if s)
 
