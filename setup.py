@@ -39,12 +39,12 @@ setup(
         "w3lib>=2.1,<3",
     ],
     extras_require={
-        "scrapy": ["scrapy>=2.13,<3", "itemadapter>=0.8", "parsel>=1.8"],
+        "scrapy": ["scrapy>=2.14,<3", "itemadapter>=0.8", "parsel>=1.8"],
         "test": [
             "pytest>=8,<10",
             "pytest-twisted>=1.14,<2",
             "hypothesis>=6,<7",
-            "scrapy>=2.13,<3",
+            "scrapy>=2.14,<3",
             "itemadapter>=0.8",
             "parsel>=1.8",
         ],

@@ -6,9 +6,32 @@ from ._model import FitParams, SiteModel
 from ._signatures import DEFAULT_SCHEME, Candidates, SignatureScheme, SignedTree, sign_tree
 from ._text import tree_text
 
+from ._store import SignatureFileError, SignatureStore
+
 __version__ = "0.1.0"
 
+# The Scrapy parts import Scrapy; the core above does not.
+_SCRAPY_PARTS = {
+    "Addon": "._addon",
+    "DeboilerPipeline": "._pipeline",
+    "DeboilerSpiderMiddleware": "._middleware",
+}
+
+
+def __getattr__(name: str):
+    if name in _SCRAPY_PARTS:
+        import importlib
+
+        return getattr(importlib.import_module(_SCRAPY_PARTS[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
+    "Addon",
+    "DeboilerPipeline",
+    "DeboilerSpiderMiddleware",
+    "SignatureFileError",
+    "SignatureStore",
     "Candidates",
     "CleanResult",
     "DEFAULT_SCHEME",

@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import IO, Any
-from urllib.parse import urlsplit
 
 from ._clean import Page, clean_page
 from ._model import FitParams, SiteModel
 from ._store import SignatureFileError, SignatureStore
+from ._urls import site_of_url
 
 __all__ = ["BatchOptions", "SiteState", "clean_file", "fit_file", "site_of"]
 
@@ -65,17 +65,13 @@ def open_text(path: str | os.PathLike, mode: str) -> IO[str]:
 
 
 def site_of(record: dict, options: BatchOptions) -> str:
-    """The site a record belongs to: the domain field, or the URL's host."""
+    """The site a record belongs to: the domain field, or the URL's host
+    (with a non-default port)."""
     if options.domain_field is not None:
         value = record.get(options.domain_field)
         return value if isinstance(value, str) else ""
     url = record.get(options.url_field)
-    if not isinstance(url, str):
-        return ""
-    try:
-        return (urlsplit(url.strip()).hostname or "").rstrip(".")
-    except ValueError:
-        return ""
+    return site_of_url(url) if isinstance(url, str) else ""
 
 
 def _records(path) -> Iterator[tuple[int, Any]]:

@@ -49,5 +49,5 @@ def article_page(site: str, i: int, *, seed: int = 0, paragraphs: int = 5) -> tu
     return url, html, "\n".join([title, "By Staff Writer", *paras])
 
 
-def site_pages(site: str, n: int, seed: int = 0) -> list[tuple[str, str, str]]:
-    return [article_page(site, i, seed=seed) for i in range(n)]
+def site_pages(site: str, n: int, seed: int = 0, paragraphs: int = 5) -> list[tuple[str, str, str]]:
+    return [article_page(site, i, seed=seed, paragraphs=paragraphs) for i in range(n)]

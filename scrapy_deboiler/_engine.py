@@ -1,0 +1,63 @@
+"""What the pipeline's watchdog needs to know about the running crawl.
+
+Scrapy has no public API for this: these checks read engine internals
+(``engine._slot``, ``engine._start``, ``scraper.slot``), kept here in one
+place and tested on every supported Scrapy version by real crawls.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CrawlState", "crawl_state"]
+
+logger = logging.getLogger(__name__)
+_warned = False
+
+
+@dataclass(frozen=True)
+class CrawlState:
+    #: The engine is closing or stopped: nothing more will arrive.
+    closing: bool
+    #: Nothing downloading or scheduled, start requests exhausted, no
+    #: response waiting for its callback, and every item in the pipelines is
+    #: one the pipeline holds: only releasing them lets the crawl end.
+    quiet: bool
+    #: The scraper slot is over SCRAPER_SLOT_MAX_ACTIVE_SIZE and nothing is
+    #: downloading: the engine schedules nothing until held items go.
+    starved: bool
+
+
+def crawl_state(crawler: Any, held: int) -> CrawlState:
+    """The crawl's state, given how many items the pipeline holds. If the
+    internals cannot be read (a Scrapy version that changed them), say
+    "starved" so held items are released rather than risk a hang."""
+    global _warned
+    engine = crawler.engine
+    try:
+        if engine is None or not engine.running:
+            return CrawlState(True, False, False)
+        slot = engine._slot
+        sslot = engine.scraper.slot
+        if slot is None or sslot is None or slot.closing is not None or sslot.closing is not None:
+            return CrawlState(True, False, False)
+        downloading = bool(engine.downloader.active)
+        quiet = (
+            not downloading
+            and engine._start is None
+            and not slot.scheduler.has_pending_requests()
+            and not sslot.queue
+            and sslot.itemproc_size <= held
+        )
+        starved = not downloading and sslot.needs_backout()
+        return CrawlState(False, quiet, starved)
+    except AttributeError as e:
+        if not _warned:
+            _warned = True
+            logger.warning(
+                "scrapy-deboiler cannot read this Scrapy version's engine state (%s); "
+                "held items are released at once", e
+            )
+        return CrawlState(False, False, True)

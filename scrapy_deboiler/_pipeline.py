@@ -1,0 +1,423 @@
+"""The Scrapy item pipeline: hold each site's items until its model can be
+fitted, then clean them (and every later item of the site) in flight."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from itemadapter import ItemAdapter
+from scrapy import Spider, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.asyncio import create_looping_call
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.misc import load_object
+from scrapy.utils.project import data_path
+from twisted.internet.defer import Deferred
+from twisted.internet.threads import deferToThread
+
+from ._clean import CleanResult, Page, clean_page, fit_and_clean
+from ._engine import crawl_state
+from ._model import FitParams, SiteModel
+from ._store import SignatureFileError
+from ._urls import site_of_url
+
+__all__ = ["DeboilerPipeline"]
+
+logger = logging.getLogger(__name__)
+
+#: Defaults of the DEBOILER_* settings (README, "Scrapy settings").
+DEFAULTS: dict[str, Any] = {
+    "DEBOILER_ENABLED": True,
+    "DEBOILER_MIN_PAGES": 10,
+    "DEBOILER_URL_FIELD": "url",
+    "DEBOILER_HTML_FIELD": "html",
+    "DEBOILER_ENCODING_FIELD": "encoding",
+    "DEBOILER_TEXT_FIELD": "clean_text",
+    "DEBOILER_CLEAN_HTML_FIELD": "clean_html",
+    "DEBOILER_STATUS_FIELD": "deboiler",
+    "DEBOILER_KEEP_HTML": False,
+    "DEBOILER_SIGNATURES_DIR": "deboiler",
+    "DEBOILER_STORE": "scrapy_deboiler.SignatureStore",
+    "DEBOILER_LEARN": False,
+    "DEBOILER_WATCHDOG_INTERVAL": 0.5,
+}
+
+
+@dataclass
+class _Held:
+    item: Any
+    url: str
+    html: str | bytes
+    encoding: str | None
+    waiter: Deferred
+
+
+@dataclass
+class _Site:
+    name: str
+    model: SiteModel | None = None
+    source: str | None = None  # "fitted" or "file"
+    checked_store: bool = False
+    held: list[_Held] = field(default_factory=list)
+    busy: bool = False  # the first fit is running: items wait for it
+    learning: bool = False  # a DEBOILER_LEARN update is running
+    learned: list[tuple[str, frozenset[str]]] = field(default_factory=list)
+    pages: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+
+
+def _clean_one(html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
+               params: FitParams, learn: bool) -> tuple[CleanResult, frozenset[str] | None]:
+    """Runs in a worker thread: one page of a site with a model (or none)."""
+    page = Page(html, url, encoding, params.scheme)
+    sigs = page.signatures if learn else None
+    return clean_page(page, model), sigs
+
+
+def _fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParams,
+              base: SiteModel | None) -> tuple[SiteModel, list[CleanResult]]:
+    """Runs in a worker thread: fit (or extend a copy of ``base``) and clean."""
+    parsed = [Page(html, url, enc, params.scheme) for url, html, enc in pages]
+    if base is None:
+        model = SiteModel.fit(parsed, params)
+    else:
+        model = base.with_params().update(parsed)
+    return model, [clean_page(p, model) for p in parsed]
+
+
+class DeboilerPipeline:
+    """Adds ``clean_text`` and ``clean_html`` to items, learning each site's
+    boilerplate from its first ``DEBOILER_MIN_PAGES`` pages.
+
+    Items of a site without a model are held (their pipeline chain waits)
+    until the site has enough pages, then its model is fitted in a worker
+    thread and saved, and the held items go on cleaned. A watchdog releases
+    held items when the crawl would otherwise stall or end with them inside
+    (see ../shared/notes/scrapy-internals.md): every item leaves.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        s = crawler.settings
+        if not s.getbool("DEBOILER_ENABLED", DEFAULTS["DEBOILER_ENABLED"]):
+            raise NotConfigured("DEBOILER_ENABLED is off")
+
+        def get(name: str) -> Any:
+            return s.get(name, DEFAULTS[name])
+
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.min_pages = max(2, s.getint("DEBOILER_MIN_PAGES", DEFAULTS["DEBOILER_MIN_PAGES"]))
+        self.url_field = get("DEBOILER_URL_FIELD")
+        self.html_field = get("DEBOILER_HTML_FIELD")
+        self.encoding_field = get("DEBOILER_ENCODING_FIELD")
+        self.text_field = get("DEBOILER_TEXT_FIELD")
+        self.clean_html_field = get("DEBOILER_CLEAN_HTML_FIELD")
+        self.status_field = get("DEBOILER_STATUS_FIELD")
+        self.keep_html = s.getbool("DEBOILER_KEEP_HTML", DEFAULTS["DEBOILER_KEEP_HTML"])
+        self.learn = s.getbool("DEBOILER_LEARN", DEFAULTS["DEBOILER_LEARN"])
+        self.interval = s.getfloat("DEBOILER_WATCHDOG_INTERVAL", DEFAULTS["DEBOILER_WATCHDOG_INTERVAL"])
+        self.params = FitParams()
+        directory = data_path(get("DEBOILER_SIGNATURES_DIR"), createdir=True)
+        self.store = load_object(get("DEBOILER_STORE"))(directory)
+        self.directory = directory
+        self.sites: dict[str, _Site] = {}
+        self.held = 0
+        self.busy = 0
+        self._quiet_ticks = 0
+        self._loop: Any = None
+        self._unwritable: set[type] = set()
+        crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> "DeboilerPipeline":
+        return cls(crawler)
+
+    # -- stats -----------------------------------------------------------
+
+    def _inc(self, key: str, n: int = 1) -> None:
+        self.stats.inc_value(f"deboiler/{key}", n)
+
+    # -- items -----------------------------------------------------------
+
+    async def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        self._inc("items_seen")
+        try:
+            adapter = ItemAdapter(item)
+            url = adapter.get(self.url_field)
+            html = adapter.get(self.html_field)
+            encoding = adapter.get(self.encoding_field) if self.encoding_field in adapter else None
+        except Exception as e:  # not an item ItemAdapter knows
+            return self._unchanged(item, "error", f"cannot read item: {type(e).__name__}: {e}")
+        if not isinstance(html, (str, bytes)):
+            self._inc("items_without_html")
+            return self._unchanged(item, "unchanged", f"no {self.html_field!r} in item")
+        url = url if isinstance(url, str) else ""
+        name = site_of_url(url)
+        site = self.sites.get(name)
+        if site is None:
+            site = self.sites[name] = _Site(name)
+            self._load(site)
+        self._inc("bytes_in", len(html))
+        site.bytes_in += len(html)
+        if site.model is not None:
+            return await self._clean_now(site, item, url, html, encoding)
+        waiter: Deferred = Deferred()
+        site.held.append(_Held(item, url, html, encoding if isinstance(encoding, str) else None, waiter))
+        self.held += 1
+        self._inc("items_held")
+        self.stats.max_value("deboiler/max_held", self.held)
+        if not site.busy and site.model is None and len(site.held) >= self.min_pages:
+            self._release(site, "threshold")
+        return await maybe_deferred_to_future(waiter)
+
+    def _load(self, site: _Site) -> None:
+        try:
+            model = self.store.load(site.name)
+        except SignatureFileError as e:
+            logger.warning("deboiler: %s; the site will be fitted again", e)
+            self._inc("store_errors")
+            return
+        except Exception:
+            logger.exception("deboiler: cannot read the signatures of %r", site.name)
+            self._inc("store_errors")
+            return
+        if model is not None:
+            site.model, site.source = model, "file"
+            self._inc("sites_reused")
+            logger.info("deboiler: %s uses its signature file (%d pages)", site.name or "?", model.pages)
+
+    async def _clean_now(self, site: _Site, item: Any, url: str, html: str | bytes,
+                         encoding: Any) -> Any:
+        model = site.model
+        assert model is not None
+        try:
+            result, sigs = await maybe_deferred_to_future(deferToThread(
+                _clean_one, html, url, encoding if isinstance(encoding, str) else None,
+                model, self.params, self.learn))
+        except Exception as e:
+            logger.exception("deboiler: cleaning %s failed", url)
+            self._inc("errors")
+            return self._unchanged(item, "error", f"{type(e).__name__}: {e}")
+        if sigs is not None:
+            site.learned.append((url, sigs))
+            if len(site.learned) >= self.min_pages and not site.learning:
+                self._start_learning(site)
+        return self._finish(site, item, result)
+
+    def _finish(self, site: _Site, item: Any, result: CleanResult) -> Any:
+        """Write the clean fields; never lose the item."""
+        model = site.model
+        status: dict[str, Any] = {"status": "cleaned" if model else "unchanged", "site": site.name}
+        if model is not None:
+            status.update(model=site.source, fit_pages=model.pages, removed=result.removed)
+        if result.notes:
+            status["notes"] = result.notes
+        site.pages += 1
+        site.bytes_out += len(result.html)
+        if not self._write(item, {self.text_field: result.text,
+                                  self.clean_html_field: result.html,
+                                  self.status_field: status}):
+            return item
+        self._inc("items_cleaned" if model else "items_unchanged")
+        self._inc("bytes_out", len(result.html))
+        return item
+
+    def _write(self, item: Any, fields: dict[str, Any]) -> bool:
+        adapter = ItemAdapter(item)
+        try:
+            for key, value in fields.items():
+                adapter[key] = value
+        except (KeyError, TypeError, AttributeError) as e:
+            if type(item) not in self._unwritable:
+                self._unwritable.add(type(item))
+                logger.warning(
+                    "deboiler: cannot add %s to %s items (%s): declare these fields, or rename "
+                    "them with DEBOILER_TEXT_FIELD, DEBOILER_CLEAN_HTML_FIELD and "
+                    "DEBOILER_STATUS_FIELD; such items pass through unchanged",
+                    ", ".join(fields), type(item).__name__, e)
+            self._inc("items_unwritable")
+            return False
+        if not self.keep_html and self.html_field in adapter:
+            try:
+                del adapter[self.html_field]
+            except (KeyError, TypeError, AttributeError, NotImplementedError):
+                adapter[self.html_field] = None
+        return True
+
+    def _unchanged(self, item: Any, state: str, reason: str) -> Any:
+        self._inc("items_error" if state == "error" else "items_unchanged")
+        try:
+            ItemAdapter(item)[self.status_field] = {"status": state, "reason": reason}
+        except Exception:
+            pass
+        return item
+
+    # -- releasing held items --------------------------------------------
+
+    def _release(self, site: _Site, reason: str) -> None:
+        """Let a site's held items go: cleaned when it has (or gets) a model,
+        unchanged with a reason when it cannot have one."""
+        if site.busy or not site.held:
+            return
+        held, site.held = site.held, []
+        self._inc(f"released/{reason}", len(held))
+        if site.model is None and len(held) < 2:
+            for h in held:
+                self._pass_unchanged(site, h, f"site has {len(held)} page(s); fitting needs 2")
+            return
+        if site.model is not None:  # arrived while a fit ran: clean with it
+            for h in held:
+                d = deferToThread(_clean_one, h.html, h.url, h.encoding, site.model, self.params, False)
+                d.addCallbacks(lambda r, h=h: self._resolve(site, h, r[0]),
+                               errback=lambda f, h=h: self._fail([h], f))
+            return
+        self._start_fit(site, held)
+
+    def _start_fit(self, site: _Site, held: list[_Held]) -> None:
+        site.busy = True
+        self.busy += 1
+        started = time.perf_counter()
+        pages = [(h.url, h.html, h.encoding) for h in held]
+        d = deferToThread(_fit_site, pages, self.params, None)
+
+        def done(result: tuple[SiteModel, list[CleanResult]]) -> None:
+            model, results = result
+            site.model, site.source = model, "fitted"
+            self._inc("sites_fitted")
+            self._save(site, model)
+            for h, r in zip(held, results):
+                self._resolve(site, h, r)
+            removed = 1 - sum(len(r.html) for r in results) / max(1, sum(len(h.html) for h in held))
+            logger.info("deboiler: fitted %s on %d pages in %.2fs: %d boilerplate signatures, "
+                        "%.0f%% of HTML removed", site.name or "?", len(held),
+                        time.perf_counter() - started, len(model.boilerplate), 100 * removed)
+
+        def finally_(_: Any) -> None:
+            site.busy = False
+            self.busy -= 1
+            if site.held:  # items that came in while fitting
+                self._release(site, "after_fit")
+
+        d.addCallbacks(done, lambda f: self._fail(held, f))
+        d.addErrback(lambda f: self._fail([h for h in held if not h.waiter.called], f))
+        d.addBoth(finally_)
+
+    def _start_learning(self, site: _Site) -> None:
+        """DEBOILER_LEARN: extend a copy of the model with the pages cleaned
+        since, save it, then swap it in."""
+        batch, site.learned = site.learned, []
+        base = site.model
+        assert base is not None
+        site.learning = True
+
+        def update() -> SiteModel:
+            return base.with_params().update(batch)
+
+        def done(model: SiteModel) -> None:
+            # Pages cleaned meanwhile were learned against the old model's
+            # neighbours only; their evidence is added in the next batch.
+            site.model = model
+            self._inc("sites_updated")
+            self._save(site, model)
+
+        def finally_(_: Any) -> None:
+            site.learning = False
+
+        d = deferToThread(update)
+        d.addCallbacks(done, lambda f: logger.error("deboiler: updating %s failed: %s", site.name,
+                                                    f.getErrorMessage()))
+        d.addBoth(finally_)
+
+    def _save(self, site: _Site, model: SiteModel) -> None:
+        try:
+            self.store.save(site.name, model)
+        except Exception:
+            logger.exception("deboiler: cannot save the signatures of %r", site.name)
+            self._inc("store_errors")
+
+    def _pass_unchanged(self, site: _Site, h: _Held, reason: str) -> None:
+        """Release a held item without cleaning it (no model can be had)."""
+        if h.waiter.called:
+            return
+        self.held -= 1
+        self._inc("items_unchanged")
+        try:
+            ItemAdapter(h.item)[self.status_field] = {
+                "status": "unchanged", "site": site.name, "reason": reason}
+        except Exception:
+            pass
+        h.waiter.callback(h.item)
+
+    def _resolve(self, site: _Site, h: _Held, result: CleanResult) -> None:
+        if h.waiter.called:
+            return
+        self.held -= 1
+        try:
+            item = self._finish(site, h.item, result)
+        except Exception as e:  # never lose the item
+            logger.exception("deboiler: writing %s failed", h.url)
+            self._inc("errors")
+            item = self._unchanged(h.item, "error", f"{type(e).__name__}: {e}")
+        h.waiter.callback(item)
+
+    def _fail(self, held: list[_Held], failure: Any) -> None:
+        logger.error("deboiler: fitting or cleaning failed; %d items go on unchanged: %s",
+                     len(held), failure.getTraceback())
+        self._inc("errors")
+        for h in held:
+            if not h.waiter.called:
+                self.held -= 1
+                h.waiter.callback(self._unchanged(
+                    h.item, "error", f"{failure.type.__name__}: {failure.getErrorMessage()}"))
+
+    # -- watchdog --------------------------------------------------------
+
+    def _spider_opened(self, spider: Spider) -> None:
+        self._loop = create_looping_call(self._tick)
+        self._loop.start(self.interval, now=False)
+
+    def _tick(self) -> None:
+        try:
+            if not self.held:
+                self._quiet_ticks = 0
+                return
+            state = crawl_state(self.crawler, self.held)
+            if state.closing:
+                reason = "closing"
+            elif state.starved and not self.busy:
+                reason = "starved"
+            elif state.quiet and not self.busy:
+                self._quiet_ticks += 1
+                if self._quiet_ticks < 2:
+                    return
+                reason = "quiet"
+            else:
+                self._quiet_ticks = 0
+                return
+            self._quiet_ticks = 0
+            for site in list(self.sites.values()):
+                self._release(site, reason)
+        except Exception:  # the watchdog must keep running
+            logger.exception("deboiler: watchdog error")
+
+    def _spider_closed(self, spider: Spider) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        # Anything still held (a close that skipped our watchdog) goes now.
+        for site in self.sites.values():
+            for h in site.held:
+                self._pass_unchanged(site, h, "spider closed")
+            site.held = []
+            if len(site.learned) >= 2 and not site.learning and site.model is not None:
+                # The last pages learned: small, so done here.
+                site.model = site.model.with_params().update(site.learned)
+                site.learned = []
+                self._inc("sites_updated")
+                self._save(site, site.model)
+        self.stats.set_value("deboiler/sites", len(self.sites))

@@ -1,0 +1,134 @@
+"""Real crawls for the tests: local HTTP servers and a link-following spider."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import scrapy
+from scrapy.crawler import CrawlerRunner
+from scrapy.linkextractors import LinkExtractor
+from scrapy.utils.defer import deferred_from_coro
+from twisted.internet import reactor
+from twisted.web.resource import Resource
+from twisted.web.server import Site
+
+from sitegen import site_pages
+
+REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+
+
+class Pages(Resource):
+    isLeaf = True
+
+    def __init__(self, pages: dict[str, str]) -> None:
+        super().__init__()
+        self.pages = pages
+
+    def render_GET(self, request):
+        html = self.pages.get(request.path.decode())
+        if html is None:
+            request.setResponseCode(404)
+            return b"not found"
+        request.setHeader(b"content-type", b"text/html; charset=utf-8")
+        return html.encode("utf-8")
+
+
+def serve_site(n_pages: int, name: str = "site", paragraphs: int = 5,
+               also_link: list[str] = ()) -> tuple[str, object]:
+    """Serve ``n_pages`` generated pages and an index linking to them (and,
+    interleaved, to ``also_link``) on 127.0.0.1; returns the index URL and
+    the listening port."""
+    pages = {}
+    links = []
+    for i, (url, html, _) in enumerate(site_pages(name, n_pages, paragraphs=paragraphs)):
+        path = url.split(name, 1)[1]
+        pages[path] = html
+        links.append(f'<li><a href="{path}">page {i}</a></li>')
+        if i < len(also_link):
+            links.append(f'<li><a href="{also_link[i]}">elsewhere {i}</a></li>')
+    pages["/"] = f"<html><body><h1>{name}</h1><ul>{''.join(links)}</ul></body></html>"
+    port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
+    return f"http://127.0.0.1:{port.getHost().port}/", port
+
+
+class SiteSpider(scrapy.Spider):
+    """Follows the index's links; one item per article page."""
+
+    name = "site"
+    custom_settings = {"DEPTH_LIMIT": 1}
+
+    def __init__(self, *args, close_after: int | None = None, items_per_page: int = 1, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.close_after = close_after
+        self.items_per_page = items_per_page
+        self.yielded = 0
+
+    def parse(self, response):
+        if response.url.endswith("/"):
+            yield from response.follow_all(LinkExtractor(allow=r"/articles/").extract_links(response))
+            return
+        if self.close_after is not None and self.yielded >= self.close_after:
+            raise scrapy.exceptions.CloseSpider("enough")
+        for k in range(self.items_per_page):
+            self.yielded += 1
+            yield {"url": response.url if k == 0 else f"{response.url}#{k}", "n": self.yielded}
+
+
+def settings(tmp_path: Path, **extra) -> dict:
+    s = {
+        "TWISTED_REACTOR": REACTOR,
+        "ITEM_PIPELINES": {"scrapy_deboiler.DeboilerPipeline": 800},
+        "SPIDER_MIDDLEWARES": {"scrapy_deboiler.DeboilerSpiderMiddleware": 800},
+        "DEBOILER_SIGNATURES_DIR": str(tmp_path / "signatures"),
+        "DEBOILER_MIN_PAGES": 5,
+        "DEBOILER_WATCHDOG_INTERVAL": 0.1,
+        "FEEDS": {str(tmp_path / "items.jsonl"): {"format": "jsonlines"}},
+        "LOG_LEVEL": "INFO",
+        "ROBOTSTXT_OBEY": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "CONCURRENT_REQUESTS": 8,
+    }
+    s.update(extra)
+    return s
+
+
+class Hung(AssertionError):
+    pass
+
+
+async def crawl(tmp_path: Path, start_urls: list[str], guard: float = 60, spider_kwargs=None,
+                on_signal=None, **extra):
+    """Run one crawl to its end; returns (crawler, items in the feed).
+
+    A crawl still running after ``guard`` seconds is forced to stop (held
+    items released by the pipeline's close path) and the test fails.
+    """
+    runner = CrawlerRunner(settings(tmp_path, **extra))
+    crawler = runner.create_crawler(SiteSpider)
+    if on_signal is not None:
+        crawler.signals.connect(on_signal[0], signal=on_signal[1])
+    hung = []
+
+    def force_stop():
+        hung.append(True)
+        for mw in crawler.engine.scraper.itemproc.middlewares:
+            if hasattr(mw, "_spider_closed"):
+                mw._spider_closed(crawler.spider)
+        deferred_from_coro(crawler.stop_async())
+
+    timer = reactor.callLater(guard, force_stop)
+    try:
+        await runner.crawl(crawler, start_urls=start_urls, **(spider_kwargs or {}))
+    finally:
+        if timer.active():
+            timer.cancel()
+    if hung:
+        raise Hung(f"crawl did not end within {guard}s")
+    feed = tmp_path / "items.jsonl"
+    items = [json.loads(line) for line in feed.read_text().splitlines()] if feed.exists() else []
+    return crawler, items
+
+
+def stat(crawler, key: str, default=0):
+    return crawler.stats.get_value(key, default)

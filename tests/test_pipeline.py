@@ -1,0 +1,181 @@
+"""Real crawls against local servers, the pipeline and middleware on."""
+
+import os
+import shutil
+
+import pytest_twisted
+
+from crawling import crawl, serve_site, stat
+
+
+def close(*ports):
+    return [p.stopListening() for p in ports]
+
+
+def check_all_items_reached_the_feed(crawler, items):
+    spider = crawler.spider
+    assert len(items) == spider.yielded == stat(crawler, "item_scraped_count")
+    assert stat(crawler, "deboiler/items_seen") == spider.yielded
+
+
+@pytest_twisted.ensureDeferred
+async def test_threshold_release_across_two_sites(tmp_path):
+    (a, pa), (b, pb) = serve_site(12, "alpha"), serve_site(9, "beta")
+    try:
+        crawler, items = await crawl(tmp_path, [a, b])
+    finally:
+        close(pa, pb)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 21
+    assert stat(crawler, "deboiler/sites_fitted") == 2
+    assert stat(crawler, "deboiler/released/threshold") >= 10
+    assert stat(crawler, "deboiler/items_cleaned") == 21
+    for item in items:
+        assert "html" not in item
+        assert item["deboiler"]["status"] == "cleaned"
+        assert "Privacy policy" not in item["clean_text"] and "cookies" not in item["clean_text"]
+        assert len(item["clean_text"].splitlines()) == 6  # title and five paragraphs
+        assert item["clean_html"].startswith("<html")
+    assert len(os.listdir(tmp_path / "signatures")) == 2
+    assert stat(crawler, "deboiler/bytes_out") < stat(crawler, "deboiler/bytes_in")
+
+
+@pytest_twisted.ensureDeferred
+async def test_sites_below_the_threshold_are_released_at_the_end(tmp_path):
+    (a, pa), (b, pb) = serve_site(3, "small"), serve_site(1, "single")
+    try:
+        crawler, items = await crawl(tmp_path, [a, b], DEBOILER_MIN_PAGES=50)
+    finally:
+        close(pa, pb)
+    check_all_items_reached_the_feed(crawler, items)
+    by_site = {}
+    for item in items:
+        by_site.setdefault(item["deboiler"]["status"], []).append(item)
+    assert len(by_site["cleaned"]) == 3 and by_site["cleaned"][0]["deboiler"]["fit_pages"] == 3
+    (single,) = by_site["unchanged"]
+    assert "1 page" in single["deboiler"]["reason"] and "html" in single  # untouched
+    assert stat(crawler, "deboiler/released/quiet") == 4
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_second_crawl_reuses_the_signature_files(tmp_path):
+    a, pa = serve_site(8, "alpha")
+    try:
+        await crawl(tmp_path, [a])
+        (tmp_path / "items.jsonl").unlink()
+        crawler, items = await crawl(tmp_path, [a])
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert stat(crawler, "deboiler/sites_reused") == 1
+    assert stat(crawler, "deboiler/items_held") == 0 and stat(crawler, "deboiler/sites_fitted") == 0
+    assert all(i["deboiler"]["model"] == "file" for i in items)
+    assert all("Privacy policy" not in i["clean_text"] for i in items)
+
+
+@pytest_twisted.ensureDeferred
+async def test_learning_updates_known_sites(tmp_path):
+    a, pa = serve_site(12, "alpha")
+    try:
+        await crawl(tmp_path, [a])
+        (tmp_path / "items.jsonl").unlink()
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_LEARN=True)
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert stat(crawler, "deboiler/sites_updated") >= 1
+    (name,) = os.listdir(tmp_path / "signatures")
+    import json
+    assert json.loads((tmp_path / "signatures" / name).read_text())["pages"] in (15, 16, 17)  # 5 fitted, then 10-12 learned
+
+
+@pytest_twisted.ensureDeferred
+async def test_closespider_itemcount_with_items_held(tmp_path):
+    # Site "known" has a signature file, so its items pass at once and reach
+    # the item count while pages of "new" (interleaved with them) are held.
+    known, pk = serve_site(20, "known")
+    try:
+        await crawl(tmp_path, [known])
+        (tmp_path / "items.jsonl").unlink()
+        known_pages = [known + f"articles/{i:04d}.html" for i in range(20)]
+        new, pn = serve_site(20, "new", also_link=known_pages)
+        try:
+            crawler, items = await crawl(tmp_path, [new], DEBOILER_MIN_PAGES=100,
+                                         CLOSESPIDER_ITEMCOUNT=5, CONCURRENT_REQUESTS=1,
+                                         SCHEDULER_MEMORY_QUEUE="scrapy.squeues.FifoMemoryQueue")
+        finally:
+            close(pn)
+    finally:
+        close(pk)
+    check_all_items_reached_the_feed(crawler, items)
+    assert stat(crawler, "finish_reason") == "closespider_itemcount"
+    assert stat(crawler, "deboiler/released/closing") >= 2
+    assert {i["deboiler"]["model"] for i in items} == {"file", "fitted"}
+    assert all(i["deboiler"]["status"] == "cleaned" for i in items)
+
+
+@pytest_twisted.ensureDeferred
+async def test_closespider_raised_in_a_callback_with_items_held(tmp_path):
+    a, pa = serve_site(30, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=100, CONCURRENT_REQUESTS=1,
+                                     spider_kwargs={"close_after": 6})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert stat(crawler, "finish_reason") == "enough"
+    assert len(items) >= 6 and all(i["deboiler"]["status"] == "cleaned" for i in items)
+
+
+@pytest_twisted.ensureDeferred
+async def test_engine_shutdown_with_items_held(tmp_path):
+    from scrapy import signals
+    from scrapy.utils.defer import deferred_from_coro
+    from twisted.internet import reactor
+
+    a, pa = serve_site(40, "alpha")
+    stopped = []
+
+    def on_response(response, request, spider):
+        crawler = spider.crawler
+        if not stopped and stat(crawler, "deboiler/items_held") >= 4:
+            stopped.append(True)
+            # What SIGINT and SIGTERM do.
+            reactor.callLater(0, lambda: deferred_from_coro(crawler.stop_async()))
+
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=100, CONCURRENT_REQUESTS=1,
+                                     on_signal=(on_response, signals.response_received))
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert stat(crawler, "finish_reason") == "shutdown"
+    assert 4 <= len(items) < 40
+    assert stat(crawler, "deboiler/released/closing") == len(items)
+
+
+@pytest_twisted.ensureDeferred
+async def test_scraper_slot_far_below_the_held_bytes(tmp_path):
+    a, pa = serve_site(40, "alpha", paragraphs=20)  # pages of about 12 KB
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=30,
+                                     SCRAPER_SLOT_MAX_ACTIVE_SIZE=40_000)
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 40
+    assert stat(crawler, "deboiler/released/starved") >= 1
+    assert all(i["deboiler"]["status"] == "cleaned" for i in items)
+
+
+@pytest_twisted.ensureDeferred
+async def test_concurrent_items_below_the_threshold(tmp_path):
+    a, pa = serve_site(6, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=8, CONCURRENT_ITEMS=2,
+                                     spider_kwargs={"items_per_page": 5})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 30
+    assert all(i["deboiler"]["status"] == "cleaned" for i in items)
