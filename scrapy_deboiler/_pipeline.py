@@ -208,12 +208,13 @@ class DeboilerPipeline:
             site.learned.append((url, sigs))
             if len(site.learned) >= self.min_pages and not site.learning:
                 self._start_learning(site)
-        return self._finish(site, item, result)
+        return self._finish(site, item, result, len(html))
 
-    def _finish(self, site: _Site, item: Any, result: CleanResult) -> Any:
+    def _finish(self, site: _Site, item: Any, result: CleanResult, html_bytes: int) -> Any:
         """Write the clean fields; never lose the item."""
         model = site.model
-        status: dict[str, Any] = {"status": "cleaned" if model else "unchanged", "site": site.name}
+        status: dict[str, Any] = {"status": "cleaned" if model else "unchanged", "site": site.name,
+                                  "html_chars": html_bytes, "clean_html_chars": len(result.html)}
         if model is not None:
             status.update(model=site.source, fit_pages=model.pages, removed=result.removed)
         if result.notes:
@@ -347,6 +348,8 @@ class DeboilerPipeline:
             return
         self.held -= 1
         self._inc("items_unchanged")
+        site.pages += 1
+        site.bytes_out += len(h.html)
         try:
             ItemAdapter(h.item)[self.status_field] = {
                 "status": "unchanged", "site": site.name, "reason": reason}
@@ -359,7 +362,7 @@ class DeboilerPipeline:
             return
         self.held -= 1
         try:
-            item = self._finish(site, h.item, result)
+            item = self._finish(site, h.item, result, len(h.html))
         except Exception as e:  # never lose the item
             logger.exception("deboiler: writing %s failed", h.url)
             self._inc("errors")
@@ -421,3 +424,8 @@ class DeboilerPipeline:
                 self._inc("sites_updated")
                 self._save(site, site.model)
         self.stats.set_value("deboiler/sites", len(self.sites))
+        for site in sorted(self.sites.values(), key=lambda s: s.name):
+            if site.pages:
+                logger.info("deboiler: %s: %d pages, %s, %.0f%% of HTML removed", site.name or "?",
+                            site.pages, f"model {site.source}" if site.model else "no model",
+                            100 * (1 - site.bytes_out / max(1, site.bytes_in)))
