@@ -58,8 +58,10 @@ class SiteSpider(scrapy.Spider):
     name = "site"
     custom_settings = {"DEPTH_LIMIT": 1}
 
-    def __init__(self, *args, close_after: int | None = None, items_per_page: int = 1, **kwargs):
+    def __init__(self, *args, close_after: int | None = None, items_per_page: int = 1,
+                 item_type=dict, **kwargs):
         super().__init__(*args, **kwargs)
+        self.item_type = item_type
         self.close_after = close_after
         self.items_per_page = items_per_page
         self.yielded = 0
@@ -72,7 +74,7 @@ class SiteSpider(scrapy.Spider):
             raise scrapy.exceptions.CloseSpider("enough")
         for k in range(self.items_per_page):
             self.yielded += 1
-            yield {"url": response.url if k == 0 else f"{response.url}#{k}", "n": self.yielded}
+            yield self.item_type(url=response.url if k == 0 else f"{response.url}#{k}", n=self.yielded)
 
 
 def settings(tmp_path: Path, **extra) -> dict:

@@ -1,0 +1,132 @@
+"""Item types, the add-on, settings, and faults: no item is ever lost."""
+
+import dataclasses
+import logging
+
+import pytest
+import pytest_twisted
+import scrapy
+
+from crawling import crawl, serve_site, stat
+from test_pipeline import check_all_items_reached_the_feed, close
+
+
+class DeclaredItem(scrapy.Item):
+    url = scrapy.Field()
+    n = scrapy.Field()
+    html = scrapy.Field()
+    clean_text = scrapy.Field()
+    clean_html = scrapy.Field()
+    deboiler = scrapy.Field()
+
+
+class BareItem(scrapy.Item):
+    url = scrapy.Field()
+    n = scrapy.Field()
+    html = scrapy.Field()
+
+
+@dataclasses.dataclass
+class DataItem:
+    url: str
+    n: int
+    html: str | None = None
+    clean_text: str | None = None
+    clean_html: str | None = None
+    deboiler: dict | None = None
+
+
+NO_PIPELINE_SETTINGS = {"ITEM_PIPELINES": {}, "SPIDER_MIDDLEWARES": {},
+                        "ADDONS": {"scrapy_deboiler.Addon": 100}}
+
+
+@pytest.mark.parametrize("item_type", [DeclaredItem, DataItem])
+@pytest_twisted.ensureDeferred
+async def test_item_types_through_the_addon(tmp_path, item_type):
+    a, pa = serve_site(7, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], spider_kwargs={"item_type": item_type},
+                                     **NO_PIPELINE_SETTINGS)
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert all(i["deboiler"]["status"] == "cleaned" for i in items)
+    assert all("Privacy policy" not in i["clean_text"] for i in items)
+    assert all(not i.get("html") for i in items)
+
+
+@pytest_twisted.ensureDeferred
+async def test_items_that_cannot_take_the_fields_pass_unchanged_with_one_warning(tmp_path, caplog):
+    a, pa = serve_site(7, "alpha")
+    caplog.set_level(logging.WARNING)
+    try:
+        crawler, items = await crawl(tmp_path, [a], spider_kwargs={"item_type": BareItem})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert all(i["html"] and "clean_text" not in i for i in items)
+    warnings = [r for r in caplog.records if "cannot add" in r.getMessage()]
+    assert len(warnings) == 1 and "BareItem" in warnings[0].getMessage()
+    assert stat(crawler, "deboiler/items_unwritable") == 7
+
+
+@pytest_twisted.ensureDeferred
+async def test_keep_html_and_renamed_fields(tmp_path):
+    a, pa = serve_site(6, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_KEEP_HTML=True, DEBOILER_TEXT_FIELD="text",
+                                     DEBOILER_STATUS_FIELD="cleaning")
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert all(i["html"].startswith("<!DOCTYPE") and i["text"] and i["cleaning"]["status"] == "cleaned"
+               for i in items)
+
+
+@pytest.mark.parametrize("where", ["_fit_site", "_clean_one"])
+@pytest_twisted.ensureDeferred
+async def test_a_fault_while_fitting_or_cleaning_releases_items_unchanged(tmp_path, monkeypatch, where):
+    from scrapy_deboiler import _pipeline
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("injected fault")
+
+    monkeypatch.setattr(_pipeline, where, boom)
+    a, pa = serve_site(12, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a])
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    errors = [i for i in items if i["deboiler"]["status"] == "error"]
+    assert errors and all("injected fault" in i["deboiler"]["reason"] for i in errors)
+    assert stat(crawler, "deboiler/errors") >= 1
+    if where == "_fit_site":  # nothing could be fitted: errors, or too few pages left
+        assert {i["deboiler"]["status"] for i in items} <= {"error", "unchanged"}
+        assert len(errors) >= 10
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_corrupt_signature_file_is_refitted(tmp_path):
+    a, pa = serve_site(8, "alpha")
+    try:
+        await crawl(tmp_path, [a])
+        (path,) = (tmp_path / "signatures").iterdir()
+        path.write_text("{ truncated")
+        (tmp_path / "items.jsonl").unlink()
+        crawler, items = await crawl(tmp_path, [a])
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert stat(crawler, "deboiler/store_errors") == 1 and stat(crawler, "deboiler/sites_fitted") == 1
+    assert path.read_text().startswith("{\n")
+
+
+@pytest_twisted.ensureDeferred
+async def test_disabled(tmp_path):
+    a, pa = serve_site(3, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_ENABLED=False)
+    finally:
+        close(pa)
+    assert len(items) == 3 and all("clean_text" not in i and "html" not in i for i in items)
