@@ -44,6 +44,7 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_STORE": "scrapy_deboiler.SignatureStore",
     "DEBOILER_LEARN": False,
     "DEBOILER_WATCHDOG_INTERVAL": 0.5,
+    "DEBOILER_INLINE_MAX_BYTES": 262_144,
 }
 
 
@@ -120,6 +121,7 @@ class DeboilerPipeline:
         self.status_field = get("DEBOILER_STATUS_FIELD")
         self.keep_html = s.getbool("DEBOILER_KEEP_HTML", DEFAULTS["DEBOILER_KEEP_HTML"])
         self.learn = s.getbool("DEBOILER_LEARN", DEFAULTS["DEBOILER_LEARN"])
+        self.inline_max = s.getint("DEBOILER_INLINE_MAX_BYTES", DEFAULTS["DEBOILER_INLINE_MAX_BYTES"])
         self.interval = s.getfloat("DEBOILER_WATCHDOG_INTERVAL", DEFAULTS["DEBOILER_WATCHDOG_INTERVAL"])
         self.params = FitParams()
         directory = data_path(get("DEBOILER_SIGNATURES_DIR"), createdir=True)
@@ -197,9 +199,14 @@ class DeboilerPipeline:
         model = site.model
         assert model is not None
         try:
-            result, sigs = await maybe_deferred_to_future(deferToThread(
-                _clean_one, html, url, encoding if isinstance(encoding, str) else None,
-                model, self.params, self.learn))
+            args = (html, url, encoding if isinstance(encoding, str) else None,
+                    model, self.params, self.learn)
+            if len(html) <= self.inline_max:
+                # A page costs a few ms: a thread hop and GIL hand-offs cost
+                # more crawl throughput than that (benchmarks/bench_crawl.py).
+                result, sigs = _clean_one(*args)
+            else:
+                result, sigs = await maybe_deferred_to_future(deferToThread(_clean_one, *args))
         except Exception as e:
             logger.exception("deboiler: cleaning %s failed", url)
             self._inc("errors")
