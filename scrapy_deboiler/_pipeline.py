@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 #: Defaults of the DEBOILER_* settings (README, "Scrapy settings").
 DEFAULTS: dict[str, Any] = {
     "DEBOILER_ENABLED": True,
-    "DEBOILER_MIN_PAGES": 10,
+    "DEBOILER_MIN_PAGES": 20,
     "DEBOILER_URL_FIELD": "url",
     "DEBOILER_HTML_FIELD": "html",
     "DEBOILER_ENCODING_FIELD": "encoding",

@@ -5,8 +5,7 @@ SPIDER_MODULES = ["demo.spiders"]
 NEWSPIDER_MODULE = "demo.spiders"
 
 ADDONS = {"scrapy_deboiler.Addon": 100}
-# Learn each site from its first 10 pages (README, "Scrapy settings").
-DEBOILER_MIN_PAGES = 10
+# Each site is learned from its first DEBOILER_MIN_PAGES pages (default 20).
 # Signature files go to .scrapy/deboiler inside this project (the default).
 
 ROBOTSTXT_OBEY = True
