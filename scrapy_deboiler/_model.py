@@ -74,11 +74,10 @@ class SiteModel:
 
     def update(self, pages: Iterable[PageSignatures]) -> "SiteModel":
         """Add the evidence of more pages (compared among themselves)."""
-        keyed = []
-        for url, sigs in pages:
-            fs = frozenset(sigs)
-            keyed.append((_page_key(url, fs), fs))
+        keyed = [(url, frozenset(sigs)) for url, sigs in pages]
         keyed.sort(key=lambda kv: kv[0])
+        if len({url for url, _ in keyed}) < len(keyed):  # equal URLs: order them by content
+            keyed.sort(key=lambda kv: _page_key(*kv))
         seq = [fs for _, fs in keyed]
         window = max(1, self.params.window)
         guard = self.params.iou_guard
