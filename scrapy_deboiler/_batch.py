@@ -39,6 +39,9 @@ class BatchOptions:
     max_fit_pages: int = 1000
     jobs: int = 1
     params: FitParams = field(default_factory=FitParams)
+    #: "boilerplate" (remove what the site's pages share) or "content"
+    #: (then keep the main content; pages without a site model too).
+    mode: str = "boilerplate"
 
 
 @dataclass
@@ -134,16 +137,17 @@ def clean_record(record: Any, options: BatchOptions, sites: dict[str, SiteState]
     state = sites.get(site) or SiteState(reason="site not seen in the first pass")
     try:
         page = Page(html, url, scheme=options.params.scheme)
-        result = clean_page(page, state.model)
+        result = clean_page(page, state.model, mode=options.mode)
     except Exception as e:  # a bug must cost one record, not the run
         logger.exception("cleaning %s failed", url)
         out["deboiler"] = {"status": "error", "reason": f"{type(e).__name__}: {e}"}
         return out
-    status: dict[str, Any] = {"status": "cleaned" if state.model else "unchanged", "site": site}
     if state.model is not None:
-        status.update(model=state.source, fit_pages=state.model.pages, removed=result.removed)
+        status: dict[str, Any] = {"status": "cleaned", "site": site, "model": state.source,
+                                  "fit_pages": state.model.pages, "removed": result.removed}
     else:
-        status["reason"] = state.reason
+        status = {"status": "single_page" if options.mode == "content" else "unchanged",
+                  "site": site, "reason": state.reason}
     if result.notes:
         status["notes"] = result.notes
     out["clean_text"] = result.text
@@ -251,7 +255,7 @@ def clean_file(
 ) -> dict[str, int]:
     """Both passes: every input line gives one output record, in order."""
     sites = fit_file(src, options, store)
-    totals = {"records": 0, "cleaned": 0, "unchanged": 0, "error": 0}
+    totals = {"records": 0, "cleaned": 0, "single_page": 0, "unchanged": 0, "error": 0}
     pool = _pool(options.jobs, _init_worker, (sites,)) if options.jobs > 1 else None
     if pool is None:
         _init_worker(sites)

@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from ._content import select_content
 from ._loading import parse_html
 from ._model import FitParams, SiteModel
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import tree_text
 
-__all__ = ["Page", "CleanResult", "clean_page", "fit_and_clean"]
+__all__ = ["MODES", "Page", "CleanResult", "clean_page", "fit_and_clean"]
 
 
 class Page:
@@ -76,10 +77,20 @@ def _drop(el: etree._Element) -> None:
     parent.remove(el)
 
 
-def clean_page(page: Page, model: SiteModel | None, *, want_html: bool = True) -> CleanResult:
+MODES = ("boilerplate", "content")
+
+
+def clean_page(
+    page: Page, model: SiteModel | None, *, want_html: bool = True, mode: str = "boilerplate"
+) -> CleanResult:
     """Remove the model's boilerplate subtrees from ``page``; keep the rest
-    exactly (attributes, tails, order). With no model the page is only
-    converted to text."""
+    exactly (attributes, tails, order). With no model nothing is removed.
+
+    ``mode="content"`` then keeps only the main content's text blocks
+    (``_content``), with or without a model; its HTML holds those blocks.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     removed = 0
     if model is not None:
         if model.params.scheme != page.scheme:
@@ -99,6 +110,9 @@ def clean_page(page: Page, model: SiteModel | None, *, want_html: bool = True) -
                 removed += 1
                 floor = starts[i]
     page.signed = SignedTree()
+    if mode == "content":
+        text, html = select_content(page.root)
+        return CleanResult(text, html if want_html else "", removed, list(page.notes))
     html = etree.tostring(page.root, method="html", encoding="unicode") if want_html else ""
     return CleanResult(tree_text(page.root), html, removed, list(page.notes))
 
@@ -106,6 +120,7 @@ def clean_page(page: Page, model: SiteModel | None, *, want_html: bool = True) -
 def fit_and_clean(
     pages: Iterable[tuple[str, str | bytes]],
     params: FitParams | None = None,
+    mode: str = "boilerplate",
 ) -> tuple[SiteModel, list[CleanResult]]:
     """Fit a model on one site's pages and clean them, parsing each page once.
 
@@ -116,4 +131,4 @@ def fit_and_clean(
     params = params or FitParams()
     parsed = [Page(html, url, scheme=params.scheme) for url, html in pages]
     model = SiteModel.fit(parsed, params)
-    return model, [clean_page(p, model) for p in parsed]
+    return model, [clean_page(p, model, mode=mode) for p in parsed]

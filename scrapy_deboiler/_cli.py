@@ -24,6 +24,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-fit-pages", type=int, default=1000, help="pages per site used for fitting (default: 1000)")
     p.add_argument("--jobs", "-j", type=int, default=1, help="worker processes (default: 1)")
     p.add_argument("--min-support", type=int, default=FitParams.min_support, help="neighbour pairs that must share a subtree (default: %(default)s)")
+    p.add_argument("--mode", choices=("boilerplate", "content"), default="boilerplate",
+                   help="boilerplate: remove what the site's pages share; content: keep only "
+                        "the main content (default: %(default)s)")
     p.add_argument("--iou-guard", type=float, default=FitParams.iou_guard, help="skip neighbour pairs more alike than this (default: %(default)s)")
 
 
@@ -36,6 +39,7 @@ def _options(args: argparse.Namespace) -> BatchOptions:
         max_fit_pages=max(2, args.max_fit_pages),
         jobs=max(1, args.jobs),
         params=FitParams(iou_guard=args.iou_guard, min_support=max(1, args.min_support)),
+        mode=args.mode,
     )
 
 
@@ -114,8 +118,9 @@ def main(argv: list[str] | None = None) -> int:
                      sum(s.model is None for s in sites.values()), time.perf_counter() - start)
             return 0
         totals = clean_file(args.input, args.output, options, store)
-        log.info("%d records: %d cleaned, %d unchanged, %d errors (%.1fs)", totals["records"],
-                 totals["cleaned"], totals["unchanged"], totals["error"], time.perf_counter() - start)
+        log.info("%d records: %d cleaned, %d single pages, %d unchanged, %d errors (%.1fs)",
+                 totals["records"], totals["cleaned"], totals["single_page"], totals["unchanged"],
+                 totals["error"], time.perf_counter() - start)
         return 0
     except (OSError, SignatureFileError, ValueError) as e:
         print(f"scrapy-deboiler: error: {e}", file=sys.stderr)

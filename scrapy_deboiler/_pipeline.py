@@ -45,6 +45,7 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_LEARN": False,
     "DEBOILER_WATCHDOG_INTERVAL": 0.5,
     "DEBOILER_INLINE_MAX_BYTES": 262_144,
+    "DEBOILER_MODE": "boilerplate",
 }
 
 
@@ -65,7 +66,6 @@ class _Site:
     checked_store: bool = False
     held: list[_Held] = field(default_factory=list)
     busy: bool = False  # the first fit is running: items wait for it
-    learning: bool = False  # a DEBOILER_LEARN update is running
     learned: list[tuple[str, frozenset[str]]] = field(default_factory=list)
     pages: int = 0
     bytes_in: int = 0
@@ -73,22 +73,23 @@ class _Site:
 
 
 def _clean_one(html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
-               params: FitParams, learn: bool) -> tuple[CleanResult, frozenset[str] | None]:
-    """Runs in a worker thread: one page of a site with a model (or none)."""
+               params: FitParams, learn: bool, mode: str = "boilerplate",
+               ) -> tuple[CleanResult, frozenset[str] | None]:
+    """One page of a site with a model (or none, in content mode)."""
     page = Page(html, url, encoding, params.scheme)
     sigs = page.signatures if learn else None
-    return clean_page(page, model), sigs
+    return clean_page(page, model, mode=mode), sigs
 
 
 def _fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParams,
-              base: SiteModel | None) -> tuple[SiteModel, list[CleanResult]]:
+              base: SiteModel | None, mode: str = "boilerplate") -> tuple[SiteModel, list[CleanResult]]:
     """Runs in a worker thread: fit (or extend a copy of ``base``) and clean."""
     parsed = [Page(html, url, enc, params.scheme) for url, html, enc in pages]
     if base is None:
         model = SiteModel.fit(parsed, params)
     else:
         model = base.with_params().update(parsed)
-    return model, [clean_page(p, model) for p in parsed]
+    return model, [clean_page(p, model, mode=mode) for p in parsed]
 
 
 class DeboilerPipeline:
@@ -120,6 +121,9 @@ class DeboilerPipeline:
         self.clean_html_field = get("DEBOILER_CLEAN_HTML_FIELD")
         self.status_field = get("DEBOILER_STATUS_FIELD")
         self.keep_html = s.getbool("DEBOILER_KEEP_HTML", DEFAULTS["DEBOILER_KEEP_HTML"])
+        self.mode = get("DEBOILER_MODE")
+        if self.mode not in ("boilerplate", "content"):
+            raise ValueError(f"DEBOILER_MODE must be 'boilerplate' or 'content', not {self.mode!r}")
         self.learn = s.getbool("DEBOILER_LEARN", DEFAULTS["DEBOILER_LEARN"])
         self.inline_max = s.getint("DEBOILER_INLINE_MAX_BYTES", DEFAULTS["DEBOILER_INLINE_MAX_BYTES"])
         self.interval = s.getfloat("DEBOILER_WATCHDOG_INTERVAL", DEFAULTS["DEBOILER_WATCHDOG_INTERVAL"])
@@ -200,7 +204,7 @@ class DeboilerPipeline:
         assert model is not None
         try:
             args = (html, url, encoding if isinstance(encoding, str) else None,
-                    model, self.params, self.learn)
+                    model, self.params, self.learn, self.mode)
             if len(html) <= self.inline_max:
                 # A page costs a few ms: a thread hop and GIL hand-offs cost
                 # more crawl throughput than that (benchmarks/bench_crawl.py).
@@ -213,14 +217,14 @@ class DeboilerPipeline:
             return self._unchanged(item, "error", f"{type(e).__name__}: {e}")
         if sigs is not None:
             site.learned.append((url, sigs))
-            if len(site.learned) >= self.min_pages and not site.learning:
-                self._start_learning(site)
+            if len(site.learned) >= self.min_pages:
+                self._learn(site)
         return self._finish(site, item, result, len(html))
 
     def _finish(self, site: _Site, item: Any, result: CleanResult, html_bytes: int) -> Any:
         """Write the clean fields; never lose the item."""
         model = site.model
-        status: dict[str, Any] = {"status": "cleaned" if model else "unchanged", "site": site.name,
+        status: dict[str, Any] = {"status": "cleaned" if model else "single_page", "site": site.name,
                                   "html_chars": html_bytes, "clean_html_chars": len(result.html)}
         if model is not None:
             status.update(model=site.source, fit_pages=model.pages, removed=result.removed)
@@ -232,7 +236,7 @@ class DeboilerPipeline:
                                   self.clean_html_field: result.html,
                                   self.status_field: status}):
             return item
-        self._inc("items_cleaned" if model else "items_unchanged")
+        self._inc("items_cleaned" if model else "items_single_page")
         self._inc("bytes_out", len(result.html))
         return item
 
@@ -276,12 +280,17 @@ class DeboilerPipeline:
         held, site.held = site.held, []
         self._inc(f"released/{reason}", len(held))
         if site.model is None and len(held) < 2:
+            reason = f"site has {len(held)} page(s); fitting needs 2"
+            if self.mode != "content":
+                for h in held:
+                    self._pass_unchanged(site, h, reason)
+                return
+        if site.model is not None or len(held) < 2:
+            # Arrived while a fit ran: clean with its model. Or a site too
+            # small for one, in content mode: extract each page on its own.
             for h in held:
-                self._pass_unchanged(site, h, f"site has {len(held)} page(s); fitting needs 2")
-            return
-        if site.model is not None:  # arrived while a fit ran: clean with it
-            for h in held:
-                d = deferToThread(_clean_one, h.html, h.url, h.encoding, site.model, self.params, False)
+                d = deferToThread(_clean_one, h.html, h.url, h.encoding, site.model, self.params,
+                                  False, self.mode)
                 d.addCallbacks(lambda r, h=h: self._resolve(site, h, r[0]),
                                errback=lambda f, h=h: self._fail([h], f))
             return
@@ -292,7 +301,7 @@ class DeboilerPipeline:
         self.busy += 1
         started = time.perf_counter()
         pages = [(h.url, h.html, h.encoding) for h in held]
-        d = deferToThread(_fit_site, pages, self.params, None)
+        d = deferToThread(_fit_site, pages, self.params, None, self.mode)
 
         def done(result: tuple[SiteModel, list[CleanResult]]) -> None:
             model, results = result
@@ -316,31 +325,15 @@ class DeboilerPipeline:
         d.addErrback(lambda f: self._fail([h for h in held if not h.waiter.called], f))
         d.addBoth(finally_)
 
-    def _start_learning(self, site: _Site) -> None:
-        """DEBOILER_LEARN: extend a copy of the model with the pages cleaned
-        since, save it, then swap it in."""
+    def _learn(self, site: _Site) -> None:
+        """DEBOILER_LEARN: extend the model with the pages cleaned since, and
+        save it. Counting shared signatures of a few pages takes about a
+        millisecond, so it runs here, on a copy that is then swapped in."""
         batch, site.learned = site.learned, []
-        base = site.model
-        assert base is not None
-        site.learning = True
-
-        def update() -> SiteModel:
-            return base.with_params().update(batch)
-
-        def done(model: SiteModel) -> None:
-            # Pages cleaned meanwhile were learned against the old model's
-            # neighbours only; their evidence is added in the next batch.
-            site.model = model
-            self._inc("sites_updated")
-            self._save(site, model)
-
-        def finally_(_: Any) -> None:
-            site.learning = False
-
-        d = deferToThread(update)
-        d.addCallbacks(done, lambda f: logger.error("deboiler: updating %s failed: %s", site.name,
-                                                    f.getErrorMessage()))
-        d.addBoth(finally_)
+        assert site.model is not None
+        site.model = site.model.with_params().update(batch)
+        self._inc("sites_updated")
+        self._save(site, site.model)
 
     def _save(self, site: _Site, model: SiteModel) -> None:
         try:
@@ -424,12 +417,8 @@ class DeboilerPipeline:
             for h in site.held:
                 self._pass_unchanged(site, h, "spider closed")
             site.held = []
-            if len(site.learned) >= 2 and not site.learning and site.model is not None:
-                # The last pages learned: small, so done here.
-                site.model = site.model.with_params().update(site.learned)
-                site.learned = []
-                self._inc("sites_updated")
-                self._save(site, site.model)
+            if len(site.learned) >= 2 and site.model is not None:
+                self._learn(site)
         self.stats.set_value("deboiler/sites", len(self.sites))
         for site in sorted(self.sites.values(), key=lambda s: s.name):
             if site.pages:

@@ -1,0 +1,131 @@
+"""Train content mode's block model on the evaluation pages, with
+cross-validation split by site, and write scrapy_deboiler/content_model.json.
+
+    pip install numpy
+    python benchmarks/train_content.py [--folds 5] [--cv-out DIR]
+
+Labels: a block is content when its words appear in the page's gold text
+(as a phrase for blocks under 20 words, 80 % of its tokens for longer ones).
+Pages of sites with 5+ pages are first cleaned with a site model fitted on
+them; others are used as single pages. ``--cv-out`` writes out-of-fold
+predictions (no page is scored by a model that saw its site) for score.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import os
+import sys
+from collections import Counter, defaultdict
+from hashlib import blake2b
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from scrapy_deboiler import Page, SiteModel, clean_page  # noqa: E402
+from scrapy_deboiler._content import _TOKEN, block_features, keep, page_blocks, second_pass  # noqa: E402
+
+from bench_core import DEFAULT_DATA  # noqa: E402
+
+OUT = os.path.join(HERE, "..", "scrapy_deboiler", "content_model.json")
+
+
+def label(text: str, gold_norm: str, gold_bag: Counter) -> float:
+    toks = _TOKEN.findall(text.lower())
+    if len(toks) < 20:
+        return float(" ".join(toks) in gold_norm)
+    return float(sum(1 for t in toks if gold_bag[t]) / len(toks) >= 0.8)
+
+
+def load(path: str, min_site_pages: int):
+    sites = defaultdict(list)
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            sites[r["domain"]].append(r)
+    pages = []  # (site, id, rows, labels, texts, weights)
+    for site, recs in sorted(sites.items()):
+        parsed = [Page(r["html"], r["url"]) for r in recs]
+        model = SiteModel.fit(parsed) if len(recs) >= min_site_pages else None
+        for r, p in zip(recs, parsed):
+            clean_page(p, model, want_html=False)
+            blocks = page_blocks(p.root)
+            rows = block_features(blocks, p.root.findtext(".//title") or "")
+            gold = r["gold_text"].lower()
+            bag = Counter(_TOKEN.findall(gold))
+            norm = " ".join(_TOKEN.findall(gold))
+            pages.append((site, r["id"], rows, [label(b.text, norm, bag) for b in blocks],
+                          [b.text for b in blocks], [math.sqrt(b.words) for b in blocks]))
+    return pages
+
+
+def fit_layer(X: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1e-3, steps: int = 300) -> dict:
+    mu = X.mean(0)
+    sd = X.std(0)
+    mu[0], sd[0] = 0.0, 1.0
+    sd[sd < 1e-9] = 1.0
+    Z = (X - mu) / sd
+    coef = np.zeros(X.shape[1])
+    for _ in range(steps):  # gradient descent on weighted log loss
+        p = 1 / (1 + np.exp(-Z @ coef))
+        coef -= 0.5 * (Z.T @ ((p - y) * w) / w.sum() + l2 * coef)
+    return {"mean": mu.tolist(), "std": sd.tolist(), "weights": coef.tolist()}
+
+
+def score(layer: dict, X: np.ndarray) -> np.ndarray:
+    Z = (X - np.array(layer["mean"])) / np.array(layer["std"])
+    return 1 / (1 + np.exp(-np.clip(Z @ np.array(layer["weights"]), -30, 30)))
+
+
+def train(pages) -> dict:
+    X = np.array([row for p in pages for row in p[2]])
+    y = np.array([v for p in pages for v in p[3]])
+    w = np.array([v for p in pages for v in p[5]])
+    first = fit_layer(X, y, w)
+    X2 = []
+    for p in pages:
+        if p[2]:
+            X2 += second_pass(p[2], score(first, np.array(p[2])).tolist())
+    second = fit_layer(np.array(X2), y, w)
+    return {"first": first, "second": second, "threshold": 0.5}
+
+
+def predict(model: dict, rows) -> list[float]:
+    if not rows:
+        return []
+    first = score(model["first"], np.array(rows)).tolist()
+    return score(model["second"], np.array(second_pass(rows, first))).tolist()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=DEFAULT_DATA)
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--min-site-pages", type=int, default=5)
+    ap.add_argument("--cv-out")
+    args = ap.parse_args()
+    pages = load(args.data, args.min_site_pages)
+    if args.cv_out:
+        fold = {p[0]: blake2b(p[0].encode(), digest_size=8).digest()[0] % args.folds for p in pages}
+        with gzip.open(args.cv_out, "wt", encoding="utf-8") as out:
+            for k in range(args.folds):
+                model = train([p for p in pages if fold[p[0]] != k])
+                for p in pages:
+                    if fold[p[0]] == k:
+                        flags = keep(predict(model, p[2]), model["threshold"])
+                        kept = [t for t, k in zip(p[4], flags) if k]
+                        out.write(json.dumps({"id": p[1], "clean_text": "\n".join(kept)}) + "\n")
+    model = train(pages)
+    model["about"] = ("content-mode block model: two logistic regressions, made by "
+                      "benchmarks/train_content.py on ../shared/eval dev pages")
+    with open(OUT, "w", encoding="utf-8") as f:
+        json.dump(model, f, indent=0, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,246 @@
+"""Content mode: keep a page's main content, block by block.
+
+After the site's boilerplate is gone, what remains still holds whatever
+differs between pages: related links, comments, bylines, teasers. Each text
+block (the text between block-level tags) is scored by a small linear model
+over shallow features (boilerpipe's word count and link density, position
+relative to the page's largest blocks and title, class/id hints of its
+ancestors), twice: the second pass also sees its neighbours' first-pass
+scores. The weights are plain data (``content_model.json``) made by
+``benchmarks/train_content.py`` with cross-validation split by site.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from html import escape
+
+from lxml import etree
+
+from ._text import BLOCK_TAGS, SKIP_TAGS
+
+__all__ = ["Block", "ContentModel", "block_features", "keep", "page_blocks", "select_content"]
+
+_TOKEN = re.compile(r"\w+")
+#: Substrings looked for in the class and id of a block and its ancestors.
+HINTS = (
+    "comment related share social footer sidebar nav menu ad promo caption byline author "
+    "date tag meta widget breadcrumb subscribe newsletter login copyright article content "
+    "story body post entry text main title headline"
+).split()
+_HINT = re.compile("|".join(HINTS))
+_HINT_BIT = {h: 1 << i for i, h in enumerate(HINTS)}
+#: Block tags with a feature of their own.
+TAGS = ("p h1 h2 h3 h4 h5 h6 li td tr div pre blockquote dd dt table section article "
+        "form header footer nav aside ul br body").split()
+_TAG_INDEX = {t: i for i, t in enumerate(TAGS)}
+#: Tags a kept block keeps in content-mode HTML; others become <p>.
+_OUTPUT_TAGS = frozenset("p h1 h2 h3 h4 h5 h6 li pre blockquote dd dt".split())
+
+
+@dataclass
+class Block:
+    """The text one block-level element holds directly (nested blocks are
+    blocks of their own)."""
+
+    element: etree._Element
+    depth: int
+    hints: int  # bit set over HINTS, from the element and its ancestors
+    parts: list[str] = field(default_factory=list)
+    link_chars: int = 0
+    text: str = ""
+    words: int = 0
+
+
+def page_blocks(root: etree._Element) -> list[Block]:
+    """Text blocks in document order (of their first text), one walk."""
+    blocks: dict[int, Block] = {}
+    order: list[Block] = []
+    # Frames: (element, block it writes to, inside a link, hint bits, depth).
+    stack: list[tuple] = []
+    walker = etree.iterwalk(root, events=("start", "end"))
+    for event, el in walker:
+        tag = el.tag
+        if event == "start":
+            if not isinstance(tag, str) or tag in SKIP_TAGS:
+                walker.skip_subtree()
+                stack.append(None)
+                continue
+            parent = stack[-1] if stack else None
+            hints = parent[3] if parent else 0
+            cls = el.get("class")
+            ident = el.get("id")
+            if cls or ident:
+                for m in _HINT.findall(f"{cls or ''} {ident or ''}".lower()):
+                    hints |= _HINT_BIT[m]
+            depth = parent[4] + 1 if parent else 0
+            block = parent[1] if parent else None
+            if tag in BLOCK_TAGS or block is None:
+                block = blocks.get(id(el))
+                if block is None:
+                    block = blocks[id(el)] = Block(el, depth, hints)
+            in_link = (parent[2] if parent else False) or tag == "a"
+            stack.append((el, block, in_link, hints, depth))
+            text = el.text
+            if text:
+                _add(block, text, in_link, order)
+        else:
+            frame = stack.pop()
+            tail = el.tail
+            if tail and stack:
+                parent = stack[-1]
+                if parent is not None:
+                    _add(parent[1], tail, parent[2], order)
+    for b in order:
+        b.text = " ".join(" ".join(b.parts).split())
+        b.words = len(_TOKEN.findall(b.text))
+        b.parts = []
+    return [b for b in order if b.words]
+
+
+def _add(block: Block, text: str, in_link: bool, order: list[Block]) -> None:
+    if text.isspace():
+        return
+    if not block.parts:
+        order.append(block)
+    block.parts.append(text)
+    if in_link:
+        block.link_chars += len(text.strip())
+
+
+def _main_container(blocks: list[Block]) -> etree._Element | None:
+    """The lowest common ancestor of the largest block and the others of at
+    least 30 % its size among the top three: where the article lives."""
+    if not blocks:
+        return None
+    top = sorted(blocks, key=lambda b: -b.words)[:3]
+    chain = [top[0].element, *top[0].element.iterancestors()]
+    common = set(map(id, chain))
+    for b in top[1:]:
+        if b.words >= 0.3 * top[0].words:
+            common &= set(map(id, [b.element, *b.element.iterancestors()]))
+    return next((a for a in chain if id(a) in common), None)
+
+
+def block_features(blocks: list[Block], title: str) -> list[list[float]]:
+    """The first-pass feature vector of every block (see FEATURES)."""
+    if not blocks:
+        return []
+    n = len(blocks)
+    title_tokens = set(_TOKEN.findall(title.lower()))
+    main = _main_container(blocks)
+    biggest = max(range(n), key=lambda i: blocks[i].words)
+    max_words = blocks[biggest].words
+    rows = []
+    for k, b in enumerate(blocks):
+        prev = blocks[k - 1] if k else None
+        nxt = blocks[k + 1] if k + 1 < n else None
+        words = math.log1p(b.words)
+        ld = b.link_chars / max(1, len(b.text))
+        in_main = 0.0
+        if main is not None:
+            e = b.element
+            while e is not None:
+                if e is main:
+                    in_main = 1.0
+                    break
+                e = e.getparent()
+        dist = (k - biggest) / n
+        toks = set(_TOKEN.findall(b.text.lower()))
+        row = [
+            1.0, words, ld, ld * words, k / n, b.depth / 30, b.words / max_words,
+            math.log1p(prev.words) if prev else 0.0,
+            prev.link_chars / max(1, len(prev.text)) if prev else 1.0,
+            math.log1p(nxt.words) if nxt else 0.0,
+            nxt.link_chars / max(1, len(nxt.text)) if nxt else 1.0,
+            float(b.text[-1:] in '.!?"”'),
+            sum(c.isdigit() for c in b.text) / max(1, len(b.text)),
+            float(b.words < 4), in_main, dist, abs(dist),
+            len(toks & title_tokens) / max(1, len(toks)), float(dist < 0), in_main * words,
+        ]
+        onehot = [0.0] * len(TAGS)
+        i = _TAG_INDEX.get(b.element.tag)
+        if i is not None:
+            onehot[i] = 1.0
+        row += onehot
+        row += [float(b.hints >> j & 1) for j in range(len(HINTS))]
+        rows.append(row)
+    return rows
+
+
+def second_pass(rows: list[list[float]], first: list[float]) -> list[list[float]]:
+    """Second-pass features: the first ones plus the block's and its two
+    neighbours' first-pass scores on each side."""
+    n = len(first)
+
+    def at(i: int) -> float:
+        return first[i] if 0 <= i < n else 0.0
+
+    return [row + [first[k], at(k - 1), at(k + 1), at(k - 2), at(k + 2)] for k, row in enumerate(rows)]
+
+
+class ContentModel:
+    """Two logistic regressions over standardised features."""
+
+    def __init__(self, data: dict) -> None:
+        self.first = data["first"]
+        self.second = data["second"]
+        self.threshold = float(data["threshold"])
+
+    @classmethod
+    def load(cls, path: str | None = None) -> "ContentModel":
+        path = path or os.path.join(os.path.dirname(__file__), "content_model.json")
+        with open(path, encoding="utf-8") as f:
+            return cls(json.load(f))
+
+    @staticmethod
+    def _score(layer: dict, rows: list[list[float]]) -> list[float]:
+        mu, sd, w = layer["mean"], layer["std"], layer["weights"]
+        out = []
+        for row in rows:
+            z = sum(wi * (x - m) / s for wi, x, m, s in zip(w, row, mu, sd))
+            out.append(1 / (1 + math.exp(-max(-30.0, min(30.0, z)))))
+        return out
+
+    def scores(self, rows: list[list[float]]) -> list[float]:
+        first = self._score(self.first, rows)
+        return self._score(self.second, second_pass(rows, first))
+
+
+def keep(scores: list[float], threshold: float) -> list[bool]:
+    """Blocks scoring over the threshold; when none does, the best block
+    and those within half its score, so a page never comes out empty."""
+    kept = [s > threshold for s in scores]
+    if scores and not any(kept):
+        best = max(scores)
+        kept = [s >= best / 2 for s in scores]
+    return kept
+
+
+_DEFAULT: ContentModel | None = None
+
+
+def default_model() -> ContentModel:
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = ContentModel.load()
+    return _DEFAULT
+
+
+def select_content(root: etree._Element, model: ContentModel | None = None) -> tuple[str, str]:
+    """(text, html) of the blocks the model keeps, in document order."""
+    model = model or default_model()
+    blocks = page_blocks(root)
+    title = root.findtext(".//title") or ""
+    scores = model.scores(block_features(blocks, title))
+    kept = [b for b, k in zip(blocks, keep(scores, model.threshold)) if k]
+    text = "\n".join(b.text for b in kept)
+    parts = []
+    for b in kept:
+        tag = b.element.tag if b.element.tag in _OUTPUT_TAGS else "p"
+        parts.append(f"<{tag}>{escape(b.text)}</{tag}>")
+    return text, "<html><body><article>" + "".join(parts) + "</article></body></html>"
