@@ -1,5 +1,5 @@
 """Core speed: fit+clean pages/s against lxml parse-only pages/s, same pages,
-same run (and, when installed, the original deboiler).
+same run (and, when installed, the original deboiler and trafilatura).
 
     python benchmarks/bench_core.py [--data ../shared/eval/data/dev.jsonl.gz]
         [--min-site-pages 5] [--rounds 3] [--json out.json]
@@ -48,6 +48,25 @@ def run_ours(sites) -> None:
         fit_and_clean(pages)
 
 
+def run_content(sites) -> None:
+    for pages in sites.values():
+        fit_and_clean(pages, mode="content")
+
+
+def trafilatura_runner():
+    try:
+        import trafilatura
+    except ImportError:
+        return None
+
+    def run(sites) -> None:
+        for pages in sites.values():
+            for _, html in pages:
+                trafilatura.extract(html, include_comments=False)
+
+    return run
+
+
 def deboiler_runner():
     try:
         import logging
@@ -87,7 +106,11 @@ def main() -> None:
     args = ap.parse_args()
     sites = load_sites(args.data, args.min_site_pages)
     n = sum(map(len, sites.values()))
-    systems = {"lxml parse only": run_parse, "scrapy-deboiler fit+clean": run_ours}
+    systems = {"lxml parse only": run_parse, "scrapy-deboiler fit+clean": run_ours,
+               "scrapy-deboiler content mode": run_content}
+    traf = trafilatura_runner()
+    if traf is not None:
+        systems["trafilatura, no comments"] = traf
     deb = deboiler_runner()
     if deb is not None:
         systems["deboiler 2023.46.150 fit+transform"] = deb
@@ -100,9 +123,10 @@ def main() -> None:
     rate = {name: n / t for name, t in best.items()}
     ours = rate["scrapy-deboiler fit+clean"]
     print(f"{n} pages of {len(sites)} sites, best of {args.rounds} rounds, one process, CPU time")
-    print(f"{'system':<38} {'pages/s':>9} {'ours / it':>10}")
+    content = rate["scrapy-deboiler content mode"]
+    print(f"{'system':<38} {'pages/s':>9} {'fit+clean / it':>15} {'content / it':>13}")
     for name, r in rate.items():
-        print(f"{name:<38} {r:>9.1f} {ours / r:>10.2f}")
+        print(f"{name:<38} {r:>9.1f} {ours / r:>15.2f} {content / r:>13.2f}")
     if deb is not None and deb.failed:
         print(f"deboiler raised on {len(deb.failed)} sites (their time still counts)")
     if args.json:

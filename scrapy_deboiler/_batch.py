@@ -41,7 +41,7 @@ class BatchOptions:
     params: FitParams = field(default_factory=FitParams)
     #: "boilerplate" (remove what the site's pages share) or "content"
     #: (then keep the main content; pages without a site model too).
-    mode: str = "boilerplate"
+    mode: str = "content"
 
 
 @dataclass

@@ -91,7 +91,7 @@ def clean_page(
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-    removed = 0
+    dropped: list[etree._Element] = []
     if model is not None:
         if model.params.scheme != page.scheme:
             page.signed = sign_tree(page.root, model.params.scheme)
@@ -99,20 +99,24 @@ def clean_page(
         if bp:
             # Outermost matches only: ancestors come after their descendants,
             # so walk the matches backwards and skip those inside a subtree
-            # already dropped (entries starts[i]..i).
+            # already found (entries starts[i]..i).
             signed = page.signed
             starts = signed.starts
             floor = len(starts)
             for i in reversed([i for i, sig in enumerate(signed.signatures) if sig in bp]):
                 if i >= floor:
                     continue
-                _drop(signed.element(i))
-                removed += 1
+                dropped.append(signed.element(i))
                 floor = starts[i]
-    page.signed = SignedTree()
+    removed = len(dropped)
     if mode == "content":
-        text, html = select_content(page.root)
+        # The block walk skips boilerplate subtrees itself: no tree surgery.
+        page.signed = SignedTree()
+        text, html = select_content(page.root, skip=set(dropped))
         return CleanResult(text, html if want_html else "", removed, list(page.notes))
+    for el in dropped:
+        _drop(el)
+    page.signed = SignedTree()
     html = etree.tostring(page.root, method="html", encoding="unicode") if want_html else ""
     return CleanResult(tree_text(page.root), html, removed, list(page.notes))
 

@@ -24,7 +24,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-fit-pages", type=int, default=1000, help="pages per site used for fitting (default: 1000)")
     p.add_argument("--jobs", "-j", type=int, default=1, help="worker processes (default: 1)")
     p.add_argument("--min-support", type=int, default=FitParams.min_support, help="neighbour pairs that must share a subtree (default: %(default)s)")
-    p.add_argument("--mode", choices=("boilerplate", "content"), default="boilerplate",
+    p.add_argument("--mode", choices=("boilerplate", "content"), default="content",
                    help="boilerplate: remove what the site's pages share; content: keep only "
                         "the main content (default: %(default)s)")
     p.add_argument("--iou-guard", type=float, default=FitParams.iou_guard, help="skip neighbour pairs more alike than this (default: %(default)s)")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from operator import mul
 import re
 from dataclasses import dataclass, field
 from html import escape
@@ -26,6 +27,7 @@ from ._text import BLOCK_TAGS, SKIP_TAGS
 __all__ = ["Block", "ContentModel", "block_features", "keep", "page_blocks", "select_content"]
 
 _TOKEN = re.compile(r"\w+")
+_DIGIT = re.compile(r"\d")
 #: Substrings looked for in the class and id of a block and its ancestors.
 HINTS = (
     "comment related share social footer sidebar nav menu ad promo caption byline author "
@@ -38,6 +40,8 @@ _HINT_BIT = {h: 1 << i for i, h in enumerate(HINTS)}
 TAGS = ("p h1 h2 h3 h4 h5 h6 li td tr div pre blockquote dd dt table section article "
         "form header footer nav aside ul br body").split()
 _TAG_INDEX = {t: i for i, t in enumerate(TAGS)}
+_TAG_ROWS = {t: [float(t == u) for u in TAGS] for t in TAGS}
+_NO_TAG = [0.0] * len(TAGS)
 #: Tags a kept block keeps in content-mode HTML; others become <p>.
 _OUTPUT_TAGS = frozenset("p h1 h2 h3 h4 h5 h6 li pre blockquote dd dt".split())
 
@@ -53,63 +57,66 @@ class Block:
     parts: list[str] = field(default_factory=list)
     link_chars: int = 0
     text: str = ""
+    tokens: list[str] = field(default_factory=list)
     words: int = 0
 
 
-def page_blocks(root: etree._Element) -> list[Block]:
-    """Text blocks in document order (of their first text), one walk."""
-    blocks: dict[int, Block] = {}
+def page_blocks(root: etree._Element, skip: set | frozenset = frozenset()) -> list[Block]:
+    """Text blocks in document order (of their first text), one walk;
+    subtrees in ``skip`` (boilerplate) are left out, their tails kept."""
     order: list[Block] = []
-    # Frames: (element, block it writes to, inside a link, hint bits, depth).
-    stack: list[tuple] = []
+    # Frames: (block it writes to, inside a link, hint bits, depth); the
+    # first is the root's parent, None marks a skipped element.
+    stack: list[tuple | None] = [(None, False, 0, -1)]
+    hint_cache: dict[tuple, int] = {}
     walker = etree.iterwalk(root, events=("start", "end"))
     for event, el in walker:
         tag = el.tag
         if event == "start":
-            if not isinstance(tag, str) or tag in SKIP_TAGS:
+            if not isinstance(tag, str) or tag in SKIP_TAGS or el in skip:
                 walker.skip_subtree()
                 stack.append(None)
                 continue
-            parent = stack[-1] if stack else None
-            hints = parent[3] if parent else 0
+            block, in_link, hints, depth = stack[-1]
+            depth += 1
             cls = el.get("class")
             ident = el.get("id")
             if cls or ident:
-                for m in _HINT.findall(f"{cls or ''} {ident or ''}".lower()):
-                    hints |= _HINT_BIT[m]
-            depth = parent[4] + 1 if parent else 0
-            block = parent[1] if parent else None
-            if tag in BLOCK_TAGS or block is None:
-                block = blocks.get(id(el))
-                if block is None:
-                    block = blocks[id(el)] = Block(el, depth, hints)
-            in_link = (parent[2] if parent else False) or tag == "a"
-            stack.append((el, block, in_link, hints, depth))
+                key = (cls, ident)
+                bits = hint_cache.get(key)
+                if bits is None:
+                    bits = 0
+                    for m in _HINT.findall(f"{cls or ''} {ident or ''}".lower()):
+                        bits |= _HINT_BIT[m]
+                    hint_cache[key] = bits
+                hints |= bits
+            if block is None or tag in BLOCK_TAGS:
+                block = Block(el, depth, hints)
+            if tag == "a":
+                in_link = True
+            stack.append((block, in_link, hints, depth))
             text = el.text
-            if text:
-                _add(block, text, in_link, order)
         else:
-            frame = stack.pop()
-            tail = el.tail
-            if tail and stack:
-                parent = stack[-1]
-                if parent is not None:
-                    _add(parent[1], tail, parent[2], order)
+            stack.pop()
+            text = el.tail
+            if not text:
+                continue
+            frame = stack[-1]
+            if frame is None or frame[0] is None:
+                continue
+            block, in_link = frame[0], frame[1]
+        if text and not text.isspace():
+            if not block.parts:
+                order.append(block)
+            block.parts.append(text)
+            if in_link:
+                block.link_chars += len(text.strip())
     for b in order:
         b.text = " ".join(" ".join(b.parts).split())
-        b.words = len(_TOKEN.findall(b.text))
+        b.tokens = _TOKEN.findall(b.text.lower())
+        b.words = len(b.tokens)
         b.parts = []
     return [b for b in order if b.words]
-
-
-def _add(block: Block, text: str, in_link: bool, order: list[Block]) -> None:
-    if text.isspace():
-        return
-    if not block.parts:
-        order.append(block)
-    block.parts.append(text)
-    if in_link:
-        block.link_chars += len(text.strip())
 
 
 def _main_container(blocks: list[Block]) -> etree._Element | None:
@@ -119,11 +126,11 @@ def _main_container(blocks: list[Block]) -> etree._Element | None:
         return None
     top = sorted(blocks, key=lambda b: -b.words)[:3]
     chain = [top[0].element, *top[0].element.iterancestors()]
-    common = set(map(id, chain))
+    common = set(chain)  # elements (proxies kept alive), not ids that could be reused
     for b in top[1:]:
         if b.words >= 0.3 * top[0].words:
-            common &= set(map(id, [b.element, *b.element.iterancestors()]))
-    return next((a for a in chain if id(a) in common), None)
+            common &= {b.element, *b.element.iterancestors()}
+    return next((a for a in chain if a in common), None)
 
 
 def block_features(blocks: list[Block], title: str) -> list[list[float]]:
@@ -133,24 +140,19 @@ def block_features(blocks: list[Block], title: str) -> list[list[float]]:
     n = len(blocks)
     title_tokens = set(_TOKEN.findall(title.lower()))
     main = _main_container(blocks)
+    inside = set(main.iter()) if main is not None else set()
     biggest = max(range(n), key=lambda i: blocks[i].words)
     max_words = blocks[biggest].words
     rows = []
+    hint_rows: dict[int, list[float]] = {}
     for k, b in enumerate(blocks):
         prev = blocks[k - 1] if k else None
         nxt = blocks[k + 1] if k + 1 < n else None
         words = math.log1p(b.words)
         ld = b.link_chars / max(1, len(b.text))
-        in_main = 0.0
-        if main is not None:
-            e = b.element
-            while e is not None:
-                if e is main:
-                    in_main = 1.0
-                    break
-                e = e.getparent()
+        in_main = 1.0 if b.element in inside else 0.0
         dist = (k - biggest) / n
-        toks = set(_TOKEN.findall(b.text.lower()))
+        toks = set(b.tokens)
         row = [
             1.0, words, ld, ld * words, k / n, b.depth / 30, b.words / max_words,
             math.log1p(prev.words) if prev else 0.0,
@@ -158,16 +160,15 @@ def block_features(blocks: list[Block], title: str) -> list[list[float]]:
             math.log1p(nxt.words) if nxt else 0.0,
             nxt.link_chars / max(1, len(nxt.text)) if nxt else 1.0,
             float(b.text[-1:] in '.!?"”'),
-            sum(c.isdigit() for c in b.text) / max(1, len(b.text)),
+            len(_DIGIT.findall(b.text)) / max(1, len(b.text)),
             float(b.words < 4), in_main, dist, abs(dist),
             len(toks & title_tokens) / max(1, len(toks)), float(dist < 0), in_main * words,
         ]
-        onehot = [0.0] * len(TAGS)
-        i = _TAG_INDEX.get(b.element.tag)
-        if i is not None:
-            onehot[i] = 1.0
-        row += onehot
-        row += [float(b.hints >> j & 1) for j in range(len(HINTS))]
+        row += _TAG_ROWS.get(b.element.tag, _NO_TAG)
+        hint_row = hint_rows.get(b.hints)
+        if hint_row is None:
+            hint_row = hint_rows[b.hints] = [float(b.hints >> j & 1) for j in range(len(HINTS))]
+        row += hint_row
         rows.append(row)
     return rows
 
@@ -187,9 +188,15 @@ class ContentModel:
     """Two logistic regressions over standardised features."""
 
     def __init__(self, data: dict) -> None:
-        self.first = data["first"]
-        self.second = data["second"]
+        self.first = self._fold(data["first"])
+        self.second = self._fold(data["second"])
         self.threshold = float(data["threshold"])
+
+    @staticmethod
+    def _fold(layer: dict) -> tuple[float, list[float]]:
+        """Standardisation folded into the weights: z = bias + w . x."""
+        w = [wi / s for wi, s in zip(layer["weights"], layer["std"])]
+        return -sum(wi * m for wi, m in zip(w, layer["mean"])), w
 
     @classmethod
     def load(cls, path: str | None = None) -> "ContentModel":
@@ -198,11 +205,11 @@ class ContentModel:
             return cls(json.load(f))
 
     @staticmethod
-    def _score(layer: dict, rows: list[list[float]]) -> list[float]:
-        mu, sd, w = layer["mean"], layer["std"], layer["weights"]
+    def _score(layer: tuple[float, list[float]], rows: list[list[float]]) -> list[float]:
+        bias, w = layer
         out = []
         for row in rows:
-            z = sum(wi * (x - m) / s for wi, x, m, s in zip(w, row, mu, sd))
+            z = bias + sum(map(mul, w, row))
             out.append(1 / (1 + math.exp(-max(-30.0, min(30.0, z)))))
         return out
 
@@ -231,10 +238,12 @@ def default_model() -> ContentModel:
     return _DEFAULT
 
 
-def select_content(root: etree._Element, model: ContentModel | None = None) -> tuple[str, str]:
-    """(text, html) of the blocks the model keeps, in document order."""
+def select_content(root: etree._Element, model: ContentModel | None = None,
+                   skip: set | frozenset = frozenset()) -> tuple[str, str]:
+    """(text, html) of the blocks the model keeps, in document order,
+    leaving out the subtrees in ``skip``."""
     model = model or default_model()
-    blocks = page_blocks(root)
+    blocks = page_blocks(root, skip)
     title = root.findtext(".//title") or ""
     scores = model.scores(block_features(blocks, title))
     kept = [b for b, k in zip(blocks, keep(scores, model.threshold)) if k]

@@ -45,7 +45,7 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_LEARN": False,
     "DEBOILER_WATCHDOG_INTERVAL": 0.5,
     "DEBOILER_INLINE_MAX_BYTES": 262_144,
-    "DEBOILER_MODE": "boilerplate",
+    "DEBOILER_MODE": "content",
 }
 
 
@@ -66,6 +66,7 @@ class _Site:
     checked_store: bool = False
     held: list[_Held] = field(default_factory=list)
     busy: bool = False  # the first fit is running: items wait for it
+    reason: str = ""  # why the site has no model
     learned: list[tuple[str, frozenset[str]]] = field(default_factory=list)
     pages: int = 0
     bytes_in: int = 0
@@ -228,6 +229,8 @@ class DeboilerPipeline:
                                   "html_chars": html_bytes, "clean_html_chars": len(result.html)}
         if model is not None:
             status.update(model=site.source, fit_pages=model.pages, removed=result.removed)
+        else:
+            status["reason"] = site.reason
         if result.notes:
             status["notes"] = result.notes
         site.pages += 1
@@ -280,7 +283,7 @@ class DeboilerPipeline:
         held, site.held = site.held, []
         self._inc(f"released/{reason}", len(held))
         if site.model is None and len(held) < 2:
-            reason = f"site has {len(held)} page(s); fitting needs 2"
+            reason = site.reason = f"site has {len(held)} page(s); fitting needs 2"
             if self.mode != "content":
                 for h in held:
                     self._pass_unchanged(site, h, reason)

@@ -64,13 +64,30 @@ def test_clean_gives_one_record_per_input_in_order(tmp_path):
     a0 = out[0]
     assert a0["deboiler"]["status"] == "cleaned" and a0["deboiler"]["model"] == "fitted"
     assert a0["deboiler"]["fit_pages"] == 8 and "Privacy policy" not in a0["clean_text"]
-    lonely = out[len(recs) - 2]
-    assert lonely["deboiler"]["status"] == "unchanged" and "1 page" in lonely["deboiler"]["reason"]
+    lonely = out[len(recs) - 2]  # content mode (the default): extracted on its own
+    assert lonely["deboiler"]["status"] == "single_page" and "1 page" in lonely["deboiler"]["reason"]
+    assert lonely["clean_text"].splitlines()[0] == records()[-2]["html"].split("<h1>")[1].split("</h1>")[0]
+    assert "Privacy policy" not in lonely["clean_text"] and "cookies" not in lonely["clean_text"]
     assert out[-5]["clean_text"] == a0["clean_text"]  # the duplicate URL
     assert [o["deboiler"]["status"] for o in out[len(recs):]] == ["error"] * 4
     assert "invalid JSON on line" in out[len(recs)]["deboiler"]["reason"]
     assert out[len(recs) + 1]["id"] == "nohtml"
     assert len(os.listdir(tmp_path / "sigs")) == 2
+
+
+def test_boilerplate_mode_keeps_what_pages_do_not_share(tmp_path):
+    recs = records()
+    write(tmp_path / "in.jsonl", recs)
+    cli("clean", tmp_path / "in.jsonl", tmp_path / "b.jsonl", "--mode", "boilerplate")
+    cli("clean", tmp_path / "in.jsonl", tmp_path / "c.jsonl", "--mode", "content")
+    b, c = read(tmp_path / "b.jsonl"), read(tmp_path / "c.jsonl")
+    assert b[len(recs) - 2]["deboiler"]["status"] == "unchanged"  # one page: nothing to learn
+    assert "Privacy policy" in b[len(recs) - 2]["clean_text"]
+    for ob, oc in zip(b[:14], c[:14]):
+        assert "Privacy policy" not in ob["clean_text"]
+        assert ob["clean_html"].startswith("<html") and "<article>" in oc["clean_html"]
+        # content mode keeps the article's paragraphs
+        assert set(oc["clean_text"].splitlines()[1:]) <= set(ob["clean_text"].splitlines())
 
 
 def test_second_run_reuses_signature_files(tmp_path):

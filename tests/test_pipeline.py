@@ -1,8 +1,8 @@
 """Real crawls against local servers, the pipeline and middleware on."""
 
 import os
-import shutil
 
+import pytest
 import pytest_twisted
 
 from crawling import crawl, serve_site, stat
@@ -40,11 +40,12 @@ async def test_threshold_release_across_two_sites(tmp_path):
     assert stat(crawler, "deboiler/bytes_out") < stat(crawler, "deboiler/bytes_in")
 
 
+@pytest.mark.parametrize("mode", ["boilerplate", "content"])
 @pytest_twisted.ensureDeferred
-async def test_sites_below_the_threshold_are_released_at_the_end(tmp_path):
+async def test_sites_below_the_threshold_are_released_at_the_end(tmp_path, mode):
     (a, pa), (b, pb) = serve_site(3, "small"), serve_site(1, "single")
     try:
-        crawler, items = await crawl(tmp_path, [a, b], DEBOILER_MIN_PAGES=50)
+        crawler, items = await crawl(tmp_path, [a, b], DEBOILER_MIN_PAGES=50, DEBOILER_MODE=mode)
     finally:
         close(pa, pb)
     check_all_items_reached_the_feed(crawler, items)
@@ -52,9 +53,14 @@ async def test_sites_below_the_threshold_are_released_at_the_end(tmp_path):
     for item in items:
         by_site.setdefault(item["deboiler"]["status"], []).append(item)
     assert len(by_site["cleaned"]) == 3 and by_site["cleaned"][0]["deboiler"]["fit_pages"] == 3
-    (single,) = by_site["unchanged"]
-    assert "1 page" in single["deboiler"]["reason"] and "html" in single  # untouched
     assert stat(crawler, "deboiler/released/quiet") == 4
+    if mode == "boilerplate":
+        (single,) = by_site["unchanged"]
+        assert "1 page" in single["deboiler"]["reason"] and "html" in single  # untouched
+    else:  # content mode extracts a page on its own
+        (single,) = by_site["single_page"]
+        assert "1 page" in single["deboiler"]["reason"] and "html" not in single
+        assert "Privacy policy" not in single["clean_text"] and len(single["clean_text"].splitlines()) >= 5
 
 
 @pytest_twisted.ensureDeferred
