@@ -42,6 +42,8 @@ class BatchOptions:
     #: "boilerplate" (remove what the site's pages share) or "content"
     #: (then keep the main content; pages without a site model too).
     mode: str = "content"
+    #: Content mode: put the comments it leaves out in this field.
+    comments_field: str | None = None
 
 
 @dataclass
@@ -152,6 +154,8 @@ def clean_record(record: Any, options: BatchOptions, sites: dict[str, SiteState]
         status["notes"] = result.notes
     out["clean_text"] = result.text
     out["clean_html"] = result.html
+    if options.comments_field:
+        out[options.comments_field] = result.comments
     out["deboiler"] = status
     return out
 

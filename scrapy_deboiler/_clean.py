@@ -60,6 +60,8 @@ class CleanResult:
     html: str
     removed: int = 0
     notes: list[str] = field(default_factory=list)
+    #: Content mode: the text of user comments it left out.
+    comments: str = ""
 
 
 def _drop(el: etree._Element) -> None:
@@ -112,8 +114,8 @@ def clean_page(
     if mode == "content":
         # The block walk skips boilerplate subtrees itself: no tree surgery.
         page.signed = SignedTree()
-        text, html = select_content(page.root, skip=set(dropped))
-        return CleanResult(text, html if want_html else "", removed, list(page.notes))
+        text, html, comments = select_content(page.root, skip=set(dropped))
+        return CleanResult(text, html if want_html else "", removed, list(page.notes), comments)
     for el in dropped:
         _drop(el)
     page.signed = SignedTree()

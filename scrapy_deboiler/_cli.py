@@ -27,6 +27,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=("boilerplate", "content"), default="content",
                    help="boilerplate: remove what the site's pages share; content: keep only "
                         "the main content (default: %(default)s)")
+    p.add_argument("--comments-field", help="content mode: keep the comments it leaves out in this field")
     p.add_argument("--iou-guard", type=float, default=FitParams.iou_guard, help="skip neighbour pairs more alike than this (default: %(default)s)")
 
 
@@ -40,6 +41,7 @@ def _options(args: argparse.Namespace) -> BatchOptions:
         jobs=max(1, args.jobs),
         params=FitParams(iou_guard=args.iou_guard, min_support=max(1, args.min_support)),
         mode=args.mode,
+        comments_field=args.comments_field,
     )
 
 

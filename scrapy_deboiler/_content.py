@@ -239,17 +239,21 @@ def default_model() -> ContentModel:
 
 
 def select_content(root: etree._Element, model: ContentModel | None = None,
-                   skip: set | frozenset = frozenset()) -> tuple[str, str]:
-    """(text, html) of the blocks the model keeps, in document order,
-    leaving out the subtrees in ``skip``."""
+                   skip: set | frozenset = frozenset()) -> tuple[str, str, str]:
+    """(text, html, comments) of the blocks the model keeps, in document
+    order, leaving out the subtrees in ``skip``. ``comments``: the blocks
+    not kept inside an element whose class or id says comment."""
     model = model or default_model()
     blocks = page_blocks(root, skip)
     title = root.findtext(".//title") or ""
     scores = model.scores(block_features(blocks, title))
-    kept = [b for b, k in zip(blocks, keep(scores, model.threshold)) if k]
+    flags = keep(scores, model.threshold)
+    kept = [b for b, k in zip(blocks, flags) if k]
+    comment_bit = _HINT_BIT["comment"]
+    comments = "\n".join(b.text for b, k in zip(blocks, flags) if not k and b.hints & comment_bit)
     text = "\n".join(b.text for b in kept)
     parts = []
     for b in kept:
         tag = b.element.tag if b.element.tag in _OUTPUT_TAGS else "p"
         parts.append(f"<{tag}>{escape(b.text)}</{tag}>")
-    return text, "<html><body><article>" + "".join(parts) + "</article></body></html>"
+    return text, "<html><body><article>" + "".join(parts) + "</article></body></html>", comments

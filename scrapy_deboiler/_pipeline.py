@@ -46,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_WATCHDOG_INTERVAL": 0.5,
     "DEBOILER_INLINE_MAX_BYTES": 262_144,
     "DEBOILER_MODE": "content",
+    "DEBOILER_COMMENTS_FIELD": None,
 }
 
 
@@ -121,6 +122,7 @@ class DeboilerPipeline:
         self.text_field = get("DEBOILER_TEXT_FIELD")
         self.clean_html_field = get("DEBOILER_CLEAN_HTML_FIELD")
         self.status_field = get("DEBOILER_STATUS_FIELD")
+        self.comments_field = get("DEBOILER_COMMENTS_FIELD")
         self.keep_html = s.getbool("DEBOILER_KEEP_HTML", DEFAULTS["DEBOILER_KEEP_HTML"])
         self.mode = get("DEBOILER_MODE")
         if self.mode not in ("boilerplate", "content"):
@@ -235,9 +237,11 @@ class DeboilerPipeline:
             status["notes"] = result.notes
         site.pages += 1
         site.bytes_out += len(result.html)
-        if not self._write(item, {self.text_field: result.text,
-                                  self.clean_html_field: result.html,
-                                  self.status_field: status}):
+        fields = {self.text_field: result.text, self.clean_html_field: result.html,
+                  self.status_field: status}
+        if self.comments_field:
+            fields[self.comments_field] = result.comments
+        if not self._write(item, fields):
             return item
         self._inc("items_cleaned" if model else "items_single_page")
         self._inc("bytes_out", len(result.html))

@@ -151,3 +151,19 @@ def test_bad_arguments_fail_cleanly(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "scrapy_deboiler", "clean", tmp_path / "missing.jsonl",
                            tmp_path / "o.jsonl"], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and "missing.jsonl" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_content_mode_leaves_comments_out_and_can_keep_them(tmp_path):
+    sys.path.insert(0, os.path.join(ROOT, "example_project"))
+    from lxml import html as lxml_html
+    from website import DemoSite
+
+    site = DemoSite("news", n_articles=12)
+    paths = [p for p in site.pages if p.endswith(".html")]
+    write(tmp_path / "in.jsonl", [{"url": f"http://news.example{p}", "html": site.pages[p]} for p in paths])
+    cli("clean", tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--comments-field", "comments")
+    for path, out in zip(paths, read(tmp_path / "out.jsonl")):
+        said = lxml_html.fromstring(site.pages[path]).xpath('//li[@class="comment"]/p/text()')
+        assert said and not any(c in out["clean_text"] for c in said)
+        assert all(c in out["comments"] for c in said)
+        assert "Trending now" not in out["clean_text"] and "Read more" not in out["clean_text"]
