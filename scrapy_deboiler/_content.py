@@ -142,6 +142,7 @@ def block_features(blocks: list[Block], title: str) -> list[list[float]]:
     main = _main_container(blocks)
     inside = set(main.iter()) if main is not None else set()
     biggest = max(range(n), key=lambda i: blocks[i].words)
+    total_words = sum(b.words for b in blocks)
     max_words = blocks[biggest].words
     rows = []
     hint_rows: dict[int, list[float]] = {}
@@ -163,6 +164,9 @@ def block_features(blocks: list[Block], title: str) -> list[list[float]]:
             len(_DIGIT.findall(b.text)) / max(1, len(b.text)),
             float(b.words < 4), in_main, dist, abs(dist),
             len(toks & title_tokens) / max(1, len(toks)), float(dist < 0), in_main * words,
+            # a few interactions a linear model cannot form itself
+            words * words / 10, in_main * ld, float(k == biggest), b.words / max(1, total_words),
+            float(prev is not None and prev.element.getparent() is b.element.getparent()),
         ]
         row += _TAG_ROWS.get(b.element.tag, _NO_TAG)
         hint_row = hint_rows.get(b.hints)
