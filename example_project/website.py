@@ -106,6 +106,7 @@ class DemoSite:
             self.pages[f"/{sec}/"] = page(f"<h1>{sec.title()}</h1><ul class='list'>{items}</ul>", sec.title(), sec)
         items = "".join(f'<li><a href="{u}">{html.escape(t)}</a></li>' for u, t, _ in arts)
         self.pages["/"] = page(f"<h1>Latest news</h1><ul class='list'>{items}</ul>", "Home")
+        self._about_pages(page, "about contact jobs privacy terms corrections subscribe login")
 
     # -- Copper Pot: a recipe blog -------------------------------------------
 
@@ -145,6 +146,7 @@ Made with butter and patience.</div></div></body></html>"""
             self.pages[url] = page(body, t)
         cards = "".join(f'<div class="teaser"><a href="{u}">{html.escape(t)}</a></div>' for u, t in recipes)
         self.pages["/"] = page(f"<h1>All recipes</h1>{cards}", "Recipes")
+        self._about_pages(page, "about shop contact privacy disclosure")
 
     # -- Lantern Docs: software documentation -------------------------------
 
@@ -184,6 +186,15 @@ Made with butter and patience.</div></div></body></html>"""
             self.pages[url] = page(body, t, url)
         self.pages["/"] = page("<h1>Lantern documentation</h1><p>Start with the guide.</p>", "Home")
         self.pages["/docs/guide/"] = self.pages["/"]
+        self._about_pages(page, "blog community docs/license.html")
+
+    def _about_pages(self, page, paths: str) -> None:
+        """The pages the template links to (about, privacy, ...), so that a
+        crawl meets no broken links."""
+        for path in paths.split():
+            rng = random.Random(f"{self.key}/{path}")
+            name = path.split("/")[-1].split(".")[0].title()
+            self.pages[f"/{path}"] = page(f"<h1>{name}</h1><p>{paragraph(rng)}</p><p>{paragraph(rng)}</p>", name)
 
 
 SITES = ("news", "recipes", "docs")
