@@ -157,6 +157,14 @@ class DeboilerPipeline:
     async def process_item(self, item: Any, spider: Spider | None = None) -> Any:
         self._inc("items_seen")
         try:
+            return await self._process(item)
+        except Exception as e:  # a bug here must cost no item
+            logger.exception("deboiler: item passed on unchanged after an error")
+            self._inc("errors")
+            return self._unchanged(item, "error", f"{type(e).__name__}: {e}")
+
+    async def _process(self, item: Any) -> Any:
+        try:
             adapter = ItemAdapter(item)
             url = adapter.get(self.url_field)
             html = adapter.get(self.html_field)

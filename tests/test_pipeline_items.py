@@ -83,6 +83,24 @@ async def test_keep_html_and_renamed_fields(tmp_path):
                for i in items)
 
 
+@pytest_twisted.ensureDeferred
+async def test_a_fault_in_the_pipeline_itself_loses_no_item(tmp_path, monkeypatch):
+    from scrapy_deboiler import _pipeline
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("injected fault")
+
+    monkeypatch.setattr(_pipeline, "site_of_url", boom)
+    a, pa = serve_site(4, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a])
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert all(i["deboiler"]["status"] == "error" for i in items)
+    assert stat(crawler, "deboiler/errors") == 4
+
+
 @pytest.mark.parametrize("where", ["_fit_site", "_clean_one"])
 @pytest_twisted.ensureDeferred
 async def test_a_fault_while_fitting_or_cleaning_releases_items_unchanged(tmp_path, monkeypatch, where):
