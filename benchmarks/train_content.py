@@ -107,18 +107,25 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--min-site-pages", type=int, default=5)
     ap.add_argument("--cv-out")
+    ap.add_argument("--cv-scores", help="also write out-of-fold block scores (JSON Lines), to study thresholds")
     args = ap.parse_args()
     pages = load(args.data, args.min_site_pages)
     if args.cv_out:
         fold = {p[0]: blake2b(p[0].encode(), digest_size=8).digest()[0] % args.folds for p in pages}
+        scores_out = gzip.open(args.cv_scores, "wt", encoding="utf-8") if args.cv_scores else None
         with gzip.open(args.cv_out, "wt", encoding="utf-8") as out:
             for k in range(args.folds):
                 model = train([p for p in pages if fold[p[0]] != k])
                 for p in pages:
                     if fold[p[0]] == k:
-                        flags = keep(predict(model, p[2]), model["threshold"])
+                        scores = predict(model, p[2])
+                        if scores_out:
+                            scores_out.write(json.dumps({"id": p[1], "texts": p[4], "scores": scores}) + "\n")
+                        flags = keep(scores, model["threshold"])
                         kept = [t for t, k in zip(p[4], flags) if k]
                         out.write(json.dumps({"id": p[1], "clean_text": "\n".join(kept)}) + "\n")
+        if scores_out:
+            scores_out.close()
     model = train(pages)
     model["about"] = ("content-mode block model: two logistic regressions, made by "
                       "benchmarks/train_content.py on ../shared/eval dev pages")

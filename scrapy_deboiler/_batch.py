@@ -165,7 +165,7 @@ def _pool(jobs: int, initializer=None, initargs=()):
     return ctx.Pool(jobs, initializer=initializer, initargs=initargs)
 
 
-def _imap(fn: Callable, items: Iterable, jobs: int, pool=None) -> Iterator:
+def _imap(fn: Callable, items: Iterable, pool=None) -> Iterator:
     if pool is None:
         return map(fn, items)
     return pool.imap(fn, items, chunksize=8)
@@ -214,7 +214,7 @@ def fit_file(
 
     pool = _pool(options.jobs) if options.jobs > 1 else None
     try:
-        for packed in _imap(_signatures_of, args(), options.jobs, pool):
+        for packed in _imap(_signatures_of, args(), pool):
             site, url = pending.popleft()
             key = blake2b(url.encode("utf-8", "surrogatepass") + b"\0" + packed, digest_size=8).digest()
             heap = samples.setdefault(site, [])
@@ -266,7 +266,7 @@ def clean_file(
     try:
         items = ((rec, options) for _, rec in _records(src))
         with open_text(dst, "w") as out:
-            for line, status in _imap(_clean_line, items, options.jobs, pool):
+            for line, status in _imap(_clean_line, items, pool):
                 out.write(line + "\n")
                 totals["records"] += 1
                 totals[status] += 1

@@ -19,7 +19,7 @@ from scrapy.utils.project import data_path
 from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThread
 
-from ._clean import CleanResult, Page, clean_page, fit_and_clean
+from ._clean import CleanResult, Page, clean_page
 from ._engine import crawl_state
 from ._model import FitParams, SiteModel
 from ._store import SignatureFileError

@@ -1,8 +1,6 @@
-import logging
 import subprocess
 import sys
 
-from lxml import etree
 
 from scrapy_deboiler import Page, SiteModel, clean_page, fit_and_clean, parse_html
 from sitegen import site_pages

@@ -10,7 +10,6 @@ def sigs(html, scheme=SignatureScheme()):
 def sig_of(html):
     """Signature of the first <div>."""
     signed = sigs(html)
-    first = next(e for e in parse_html(html).root.iter("div"))
     return [s for s, e in zip(signed.signatures, signed.elements) if e.tag == "div"][-1]
 
 
