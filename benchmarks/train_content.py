@@ -26,7 +26,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
-from scrapy_deboiler import Page, SiteModel, clean_page  # noqa: E402
+from scrapy_deboiler import Page, SiteModel  # noqa: E402
+from scrapy_deboiler._clean import boilerplate_of  # noqa: E402
 from scrapy_deboiler._content import _TOKEN, block_features, keep, page_blocks, second_pass  # noqa: E402
 
 from bench_core import DEFAULT_DATA  # noqa: E402
@@ -52,8 +53,8 @@ def load(path: str, min_site_pages: int):
         parsed = [Page(r["html"], r["url"]) for r in recs]
         model = SiteModel.fit(parsed) if len(recs) >= min_site_pages else None
         for r, p in zip(recs, parsed):
-            clean_page(p, model, want_html=False)
-            blocks = page_blocks(p.root)
+            dropped, near = boilerplate_of(p, model, near=True)  # as clean_page(mode="content")
+            blocks = page_blocks(p.root, set(dropped), near)
             rows = block_features(blocks, p.root.findtext(".//title") or "")
             gold = r["gold_text"].lower()
             bag = Counter(_TOKEN.findall(gold))

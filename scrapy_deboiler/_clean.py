@@ -82,6 +82,37 @@ def _drop(el: etree._Element) -> None:
 MODES = ("boilerplate", "content")
 
 
+def boilerplate_of(page: Page, model: SiteModel | None, near: bool = False,
+                   ) -> tuple[list[etree._Element], set]:
+    """The page's outermost boilerplate subtrees, and (with ``near``) the
+    subtrees some neighbouring pages share, too rarely to be removed: a hint
+    for the content model, not a verdict."""
+    dropped: list[etree._Element] = []
+    shared: set = set()
+    if model is None:
+        return dropped, shared
+    if model.params.scheme != page.scheme:
+        page.signed = sign_tree(page.root, model.params.scheme)
+    signed = page.signed
+    bp = model.boilerplate
+    if bp:
+        # Outermost matches only: ancestors come after their descendants,
+        # so walk the matches backwards and skip those inside a subtree
+        # already found (entries starts[i]..i).
+        starts = signed.starts
+        floor = len(starts)
+        for i in reversed([i for i, sig in enumerate(signed.signatures) if sig in bp]):
+            if i >= floor:
+                continue
+            dropped.append(signed.element(i))
+            floor = starts[i]
+    if near:
+        support = model.support
+        shared = {signed.element(i) for i, sig in enumerate(signed.signatures)
+                  if sig in support and sig not in bp}
+    return dropped, shared
+
+
 def clean_page(
     page: Page, model: SiteModel | None, *, want_html: bool = True, mode: str = "boilerplate"
 ) -> CleanResult:
@@ -93,32 +124,15 @@ def clean_page(
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-    dropped: list[etree._Element] = []
-    if model is not None:
-        if model.params.scheme != page.scheme:
-            page.signed = sign_tree(page.root, model.params.scheme)
-        bp = model.boilerplate
-        if bp:
-            # Outermost matches only: ancestors come after their descendants,
-            # so walk the matches backwards and skip those inside a subtree
-            # already found (entries starts[i]..i).
-            signed = page.signed
-            starts = signed.starts
-            floor = len(starts)
-            for i in reversed([i for i, sig in enumerate(signed.signatures) if sig in bp]):
-                if i >= floor:
-                    continue
-                dropped.append(signed.element(i))
-                floor = starts[i]
+    dropped, near = boilerplate_of(page, model, near=mode == "content")
     removed = len(dropped)
+    page.signed = SignedTree()
     if mode == "content":
         # The block walk skips boilerplate subtrees itself: no tree surgery.
-        page.signed = SignedTree()
-        text, html, comments = select_content(page.root, skip=set(dropped))
+        text, html, comments = select_content(page.root, skip=set(dropped), near=near)
         return CleanResult(text, html if want_html else "", removed, list(page.notes), comments)
     for el in dropped:
         _drop(el)
-    page.signed = SignedTree()
     html = etree.tostring(page.root, method="html", encoding="unicode") if want_html else ""
     return CleanResult(tree_text(page.root), html, removed, list(page.notes))
 

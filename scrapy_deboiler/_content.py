@@ -54,6 +54,7 @@ class Block:
     element: etree._Element
     depth: int
     hints: int  # bit set over HINTS, from the element and its ancestors
+    near: bool = False  # inside a subtree that neighbouring pages share
     parts: list[str] = field(default_factory=list)
     link_chars: int = 0
     text: str = ""
@@ -61,13 +62,15 @@ class Block:
     words: int = 0
 
 
-def page_blocks(root: etree._Element, skip: set | frozenset = frozenset()) -> list[Block]:
+def page_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
+                near: set | frozenset = frozenset()) -> list[Block]:
     """Text blocks in document order (of their first text), one walk;
     subtrees in ``skip`` (boilerplate) are left out, their tails kept."""
     order: list[Block] = []
-    # Frames: (block it writes to, inside a link, hint bits, depth); the
-    # first is the root's parent, None marks a skipped element.
-    stack: list[tuple | None] = [(None, False, 0, -1)]
+    # Frames: (block it writes to, inside a link, hint bits, depth, inside a
+    # near-boilerplate subtree); the first is the root's parent, None marks a
+    # skipped element.
+    stack: list[tuple | None] = [(None, False, 0, -1, False)]
     hint_cache: dict[tuple, int] = {}
     walker = etree.iterwalk(root, events=("start", "end"))
     for event, el in walker:
@@ -77,8 +80,10 @@ def page_blocks(root: etree._Element, skip: set | frozenset = frozenset()) -> li
                 walker.skip_subtree()
                 stack.append(None)
                 continue
-            block, in_link, hints, depth = stack[-1]
+            block, in_link, hints, depth, is_near = stack[-1]
             depth += 1
+            if near and not is_near and el in near:
+                is_near = True
             cls = el.get("class")
             ident = el.get("id")
             if cls or ident:
@@ -91,10 +96,10 @@ def page_blocks(root: etree._Element, skip: set | frozenset = frozenset()) -> li
                     hint_cache[key] = bits
                 hints |= bits
             if block is None or tag in BLOCK_TAGS:
-                block = Block(el, depth, hints)
+                block = Block(el, depth, hints, is_near)
             if tag == "a":
                 in_link = True
-            stack.append((block, in_link, hints, depth))
+            stack.append((block, in_link, hints, depth, is_near))
             text = el.text
         else:
             stack.pop()
@@ -167,6 +172,7 @@ def block_features(blocks: list[Block], title: str) -> list[list[float]]:
             # a few interactions a linear model cannot form itself
             words * words / 10, in_main * ld, float(k == biggest), b.words / max(1, total_words),
             float(prev is not None and prev.element.getparent() is b.element.getparent()),
+            float(b.near), float(b.near) * words,
         ]
         row += _TAG_ROWS.get(b.element.tag, _NO_TAG)
         hint_row = hint_rows.get(b.hints)
@@ -243,12 +249,13 @@ def default_model() -> ContentModel:
 
 
 def select_content(root: etree._Element, model: ContentModel | None = None,
-                   skip: set | frozenset = frozenset()) -> tuple[str, str, str]:
+                   skip: set | frozenset = frozenset(),
+                   near: set | frozenset = frozenset()) -> tuple[str, str, str]:
     """(text, html, comments) of the blocks the model keeps, in document
     order, leaving out the subtrees in ``skip``. ``comments``: the blocks
     not kept inside an element whose class or id says comment."""
     model = model or default_model()
-    blocks = page_blocks(root, skip)
+    blocks = page_blocks(root, skip, near)
     title = root.findtext(".//title") or ""
     scores = model.scores(block_features(blocks, title))
     flags = keep(scores, model.threshold)
