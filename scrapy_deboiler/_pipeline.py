@@ -84,13 +84,11 @@ def _clean_one(html: str | bytes, url: str, encoding: str | None, model: SiteMod
 
 
 def _fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParams,
-              base: SiteModel | None, mode: str = "boilerplate") -> tuple[SiteModel, list[CleanResult]]:
-    """Runs in a worker thread: fit (or extend a copy of ``base``) and clean."""
+              mode: str = "boilerplate") -> tuple[SiteModel, list[CleanResult]]:
+    """Runs in a worker thread: fit a site's model and clean its pages,
+    parsing each page once."""
     parsed = [Page(html, url, enc, params.scheme) for url, html, enc in pages]
-    if base is None:
-        model = SiteModel.fit(parsed, params)
-    else:
-        model = base.with_params().update(parsed)
+    model = SiteModel.fit(parsed, params)
     return model, [clean_page(p, model, mode=mode) for p in parsed]
 
 
@@ -316,7 +314,7 @@ class DeboilerPipeline:
         self.busy += 1
         started = time.perf_counter()
         pages = [(h.url, h.html, h.encoding) for h in held]
-        d = deferToThread(_fit_site, pages, self.params, None, self.mode)
+        d = deferToThread(_fit_site, pages, self.params, self.mode)
 
         def done(result: tuple[SiteModel, list[CleanResult]]) -> None:
             model, results = result
