@@ -4,10 +4,5 @@
 # Usage: bash scripts/demo.sh [--port 8701]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-    "$PY" -m venv .venv
-fi
-.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
-.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[scrapy]"
+EXTRAS=scrapy source scripts/venv.sh
 exec .venv/bin/python example_project/run_demo.py "$@"

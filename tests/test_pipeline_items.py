@@ -36,6 +36,10 @@ class DataItem:
     deboiler: dict | None = None
 
 
+def boom(*args, **kwargs):
+    raise RuntimeError("injected fault")
+
+
 NO_PIPELINE_SETTINGS = {"ITEM_PIPELINES": {}, "SPIDER_MIDDLEWARES": {},
                         "ADDONS": {"scrapy_deboiler.Addon": 100}}
 
@@ -87,9 +91,6 @@ async def test_keep_html_and_renamed_fields(tmp_path):
 async def test_a_fault_in_the_pipeline_itself_loses_no_item(tmp_path, monkeypatch):
     from scrapy_deboiler import _pipeline
 
-    def boom(*args, **kwargs):
-        raise RuntimeError("injected fault")
-
     monkeypatch.setattr(_pipeline, "site_of_url", boom)
     a, pa = serve_site(4, "alpha")
     try:
@@ -105,9 +106,6 @@ async def test_a_fault_in_the_pipeline_itself_loses_no_item(tmp_path, monkeypatc
 @pytest_twisted.ensureDeferred
 async def test_a_fault_while_fitting_or_cleaning_releases_items_unchanged(tmp_path, monkeypatch, where):
     from scrapy_deboiler import _pipeline
-
-    def boom(*args, **kwargs):
-        raise RuntimeError("injected fault")
 
     monkeypatch.setattr(_pipeline, where, boom)
     a, pa = serve_site(12, "alpha")
