@@ -209,6 +209,21 @@ cdef inline xmlNode* next_node(xmlNode* node, xmlNode* root, bint descend) noexc
     return NULL
 
 
+cdef inline bint step(xmlNode** node, xmlNode* root, bint* down) noexcept:
+    """Post-order walks move on from ``node`` (just entered if leaf, or just
+    left): to its next sibling, entering it, or to its parent, leaving it.
+    False once ``root`` is done."""
+    if node[0] == root:
+        return False
+    if node[0].next != NULL:
+        node[0] = node[0].next
+        down[0] = True
+    else:
+        node[0] = node[0].parent
+        down[0] = False
+    return True
+
+
 cdef struct Frame:
     xmlNode* node
     Py_ssize_t pc, ps, chars0, links0, els0, sigs0
@@ -345,15 +360,8 @@ def sign_tree(object root, object scheme):
                 if tp > piece:
                     add(&cbuf, piece, tp - piece)
                 tp += 1
-            # Move on: the next sibling (going down), or the parent (leaving it).
-            if node == c_root:
+            if not step(&node, c_root, &down):
                 break
-            if node.next != NULL:
-                node = node.next
-                down = True
-            else:
-                node = node.parent
-                down = False
         return signatures, elements, starts
     finally:
         free(raw.data)
@@ -408,14 +416,8 @@ def tree_text(object root, dict classes):
                     add1(&out, 32)
                 if code == PRE:
                     pre -= 1
-            if node == c_root:
+            if not step(&node, c_root, &down):
                 break
-            if node.next != NULL:
-                node = node.next
-                down = True
-            else:
-                node = node.parent
-                down = False
         return PyBytes_FromStringAndSize(out.data, out.len).decode("utf-8", "surrogatepass")
     finally:
         free(out.data)
