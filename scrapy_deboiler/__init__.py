@@ -1,6 +1,7 @@
 """Learn each website's boilerplate from its own pages and strip it."""
 
 from ._clean import CleanResult, Page, clean_page, fit_and_clean
+from ._limits import DEFAULT_LIMITS, Limits, Skip, check_page
 from ._loading import ParsedHTML, decode_html, parse_html
 from ._model import FitParams, SiteModel
 from ._signatures import DEFAULT_SCHEME, Candidates, SignatureScheme, SignedTree, sign_tree
@@ -34,13 +35,17 @@ __all__ = [
     "SignatureStore",
     "Candidates",
     "CleanResult",
+    "DEFAULT_LIMITS",
     "DEFAULT_SCHEME",
     "FitParams",
+    "Limits",
     "Page",
     "ParsedHTML",
     "SignatureScheme",
     "SignedTree",
     "SiteModel",
+    "Skip",
+    "check_page",
     "clean_page",
     "decode_html",
     "fit_and_clean",

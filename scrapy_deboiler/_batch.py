@@ -17,6 +17,7 @@ from hashlib import blake2b
 from typing import IO, Any
 
 from ._clean import Page, clean_page
+from ._limits import DEFAULT_LIMITS, Limits
 from ._model import FitParams, SiteModel
 from ._store import SignatureFileError, SignatureStore
 from ._urls import site_of_url
@@ -44,6 +45,8 @@ class BatchOptions:
     mode: str = "content"
     #: Content mode: put the comments it leaves out in this field.
     comments_field: str | None = None
+    #: Per-page caps; larger pages and non-HTML bodies are skipped.
+    limits: Limits = DEFAULT_LIMITS
 
 
 @dataclass
@@ -104,9 +107,9 @@ def _page_input(record: Any, options: BatchOptions) -> tuple[str, str] | str:
 
 # Work done in worker processes: plain functions of picklable arguments.
 
-def _signatures_of(args: tuple[str, str, FitParams]) -> bytes:
-    html, url, params = args
-    page = Page(html, url, scheme=params.scheme)
+def _signatures_of(args: tuple[str, str, FitParams, Limits]) -> bytes:
+    html, url, params, limits = args
+    page = Page(html, url, scheme=params.scheme, limits=limits)
     return bytes.fromhex("".join(sorted(page.signatures)))
 
 
@@ -138,11 +141,15 @@ def clean_record(record: Any, options: BatchOptions, sites: dict[str, SiteState]
     site = site_of(record, options)
     state = sites.get(site) or SiteState(reason="site not seen in the first pass")
     try:
-        page = Page(html, url, scheme=options.params.scheme)
+        page = Page(html, url, scheme=options.params.scheme, limits=options.limits)
         result = clean_page(page, state.model, mode=options.mode)
     except Exception as e:  # a bug must cost one record, not the run
         logger.exception("cleaning %s failed", url)
         out["deboiler"] = {"status": "error", "reason": f"{type(e).__name__}: {e}"}
+        return out
+    if result.skipped is not None:
+        out["deboiler"] = {"status": "skipped", "kind": result.skipped.kind,
+                           "reason": result.skipped.reason, "site": site}
         return out
     if state.model is not None:
         status: dict[str, Any] = {"status": "cleaned", "site": site, "model": state.source,
@@ -207,10 +214,10 @@ def fit_file(
 
     pending: deque[tuple[str, str]] = deque()  # imap returns in order
 
-    def args() -> Iterator[tuple[str, str, FitParams]]:
+    def args() -> Iterator[tuple[str, str, FitParams, Limits]]:
         for site, url, html in wanted():
             pending.append((site, url))
-            yield html, url, options.params
+            yield html, url, options.params, options.limits
 
     pool = _pool(options.jobs) if options.jobs > 1 else None
     try:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from ._content import select_content
-from ._loading import parse_html
+from ._limits import DEFAULT_LIMITS, Limits, Skip, check_page
+from ._loading import empty_root, parse_html
 from ._model import FitParams, SiteModel
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import tree_text
@@ -22,7 +23,7 @@ class Page:
     Cleaning changes the tree, so a page is cleaned once.
     """
 
-    __slots__ = ("url", "root", "encoding", "notes", "scheme", "signed", "_sigs")
+    __slots__ = ("url", "root", "encoding", "notes", "scheme", "signed", "skipped", "_sigs")
 
     def __init__(
         self,
@@ -30,15 +31,22 @@ class Page:
         url: str = "",
         encoding: str | None = None,
         scheme: SignatureScheme = DEFAULT_SCHEME,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
-        parsed = parse_html(html, encoding)
         self.url = url
+        self.scheme = scheme
+        self._sigs: frozenset[str] | None = None
+        #: Why the page was not parsed (too large, not HTML), or None.
+        self.skipped: Skip | None = check_page(html, limits)
+        if self.skipped is not None:
+            self.root, self.encoding, self.notes = empty_root(), "", []
+            self.signed = SignedTree()
+            return
+        parsed = parse_html(html, encoding)
         self.root = parsed.root
         self.encoding = parsed.encoding
         self.notes = parsed.notes
-        self.scheme = scheme
-        self.signed: SignedTree = sign_tree(parsed.root, scheme)
-        self._sigs: frozenset[bytes] | None = None
+        self.signed = sign_tree(parsed.root, scheme)
 
     @property
     def signatures(self) -> frozenset[str]:
@@ -62,6 +70,9 @@ class CleanResult:
     notes: list[str] = field(default_factory=list)
     #: Content mode: the text of user comments it left out.
     comments: str = ""
+    #: Set when the page was not cleaned (``Page.skipped``); text and html
+    #: are then empty.
+    skipped: Skip | None = None
 
 
 def _drop(el: etree._Element) -> None:
@@ -124,6 +135,8 @@ def clean_page(
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    if page.skipped is not None:
+        return CleanResult("", "", 0, list(page.notes), skipped=page.skipped)
     dropped, near = boilerplate_of(page, model, near=mode == "content")
     removed = len(dropped)
     page.signed = SignedTree()
@@ -141,6 +154,7 @@ def fit_and_clean(
     pages: Iterable[tuple[str, str | bytes]],
     params: FitParams | None = None,
     mode: str = "boilerplate",
+    limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[SiteModel, list[CleanResult]]:
     """Fit a model on one site's pages and clean them, parsing each page once.
 
@@ -149,6 +163,6 @@ def fit_and_clean(
     clean in a second pass.
     """
     params = params or FitParams()
-    parsed = [Page(html, url, scheme=params.scheme) for url, html in pages]
+    parsed = [Page(html, url, scheme=params.scheme, limits=limits) for url, html in pages]
     model = SiteModel.fit(parsed, params)
     return model, [clean_page(p, model, mode=mode) for p in parsed]

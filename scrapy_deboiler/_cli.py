@@ -10,6 +10,7 @@ import time
 from collections import Counter
 
 from ._batch import BatchOptions, clean_file, fit_file
+from ._limits import DEFAULT_LIMITS, Limits
 from ._model import FitParams
 from ._store import SignatureFileError, SignatureStore, load_model, model_from_json
 
@@ -28,6 +29,10 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="boilerplate: remove what the site's pages share; content: keep only "
                         "the main content (default: %(default)s)")
     p.add_argument("--comments-field", help="content mode: keep the comments it leaves out in this field")
+    p.add_argument("--max-page-bytes", type=int, default=DEFAULT_LIMITS.max_bytes,
+                   help="skip longer pages (default: %(default)s)")
+    p.add_argument("--max-page-elements", type=int, default=DEFAULT_LIMITS.max_elements,
+                   help="skip pages with more start tags (default: %(default)s)")
     p.add_argument("--iou-guard", type=float, default=FitParams.iou_guard, help="skip neighbour pairs more alike than this (default: %(default)s)")
 
 
@@ -42,6 +47,7 @@ def _options(args: argparse.Namespace) -> BatchOptions:
         params=FitParams(iou_guard=args.iou_guard, min_support=max(1, args.min_support)),
         mode=args.mode,
         comments_field=args.comments_field,
+        limits=Limits(max_bytes=args.max_page_bytes, max_elements=args.max_page_elements),
     )
 
 

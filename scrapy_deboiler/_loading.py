@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 from w3lib.encoding import html_to_unicode
 
-__all__ = ["ParsedHTML", "decode_html", "parse_html", "MAX_DEPTH"]
+__all__ = ["ParsedHTML", "decode_html", "empty_root", "parse_html", "MAX_DEPTH"]
 
 #: Depth we keep when a page nests deeper than libxml2 accepts (2048 with
 #: ``huge_tree``). Deeper start tags are dropped, their text is kept.
@@ -87,7 +87,7 @@ def flatten_deep(text: str, max_depth: int = MAX_DEPTH) -> str:
     return "".join(out)
 
 
-def _empty_root() -> etree._Element:
+def empty_root() -> etree._Element:
     root = etree.Element("html")
     etree.SubElement(root, "body")
     return root
@@ -104,10 +104,15 @@ def parse_html(
     notes: list[str] = []
     if isinstance(html, bytes):
         text, enc = decode_html(html, encoding)
+        if "\ufffd" in text and b"\xef\xbf\xbd" not in html:
+            notes.append("decode-errors")  # bytes the encoding cannot read
     else:
         text, enc = html, "unicode"
-    # Lone surrogates (only possible in str input) become "?".
-    data = text.encode("utf-8", "replace")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates (only in str input) become "?"
+        data = text.encode("utf-8", "replace")
+        notes.append("surrogates")
     if b"\x00" in data:  # browsers read NUL as U+FFFD
         data = data.replace(b"\x00", _REPLACEMENT)
         notes.append("nul")
@@ -116,7 +121,7 @@ def parse_html(
         data = cleaned
         notes.append("control-characters")
     if not data or data.isspace():
-        return ParsedHTML(_empty_root(), enc, notes + ["empty"])
+        return ParsedHTML(empty_root(), enc, notes + ["empty"])
     parser = _parser()
     try:
         root = etree.fromstring(data, parser)
@@ -127,5 +132,5 @@ def parse_html(
         flat = flatten_deep(data.decode("utf-8")).encode("utf-8")
         root = etree.fromstring(flat, _parser())
     if root is None:
-        return ParsedHTML(_empty_root(), enc, notes + ["unparsable"])
+        return ParsedHTML(empty_root(), enc, notes + ["unparsable"])
     return ParsedHTML(root, enc, notes)

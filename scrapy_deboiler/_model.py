@@ -73,8 +73,10 @@ class SiteModel:
         return model
 
     def update(self, pages: Iterable[PageSignatures]) -> "SiteModel":
-        """Add the evidence of more pages (compared among themselves)."""
-        keyed = [(url, frozenset(sigs)) for url, sigs in pages]
+        """Add the evidence of more pages (compared among themselves).
+        Pages without signatures (empty, skipped) share nothing and would
+        only break the chain between their neighbours: they are left out."""
+        keyed = [(url, fs) for url, sigs in pages if (fs := frozenset(sigs))]
         keyed.sort(key=lambda kv: kv[0])
         if len({url for url, _ in keyed}) < len(keyed):  # equal URLs: order them by content
             keyed.sort(key=lambda kv: _page_key(*kv))

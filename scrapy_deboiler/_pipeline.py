@@ -21,6 +21,7 @@ from twisted.internet.threads import deferToThread
 
 from ._clean import CleanResult, Page, clean_page
 from ._engine import crawl_state
+from ._limits import Limits, Skip, check_page
 from ._model import FitParams, SiteModel
 from ._store import SignatureFileError
 from ._urls import site_of_url
@@ -47,6 +48,9 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_INLINE_MAX_BYTES": 262_144,
     "DEBOILER_MODE": "content",
     "DEBOILER_COMMENTS_FIELD": None,
+    "DEBOILER_MAX_PAGE_BYTES": Limits.max_bytes,
+    "DEBOILER_MAX_PAGE_ELEMENTS": Limits.max_elements,
+    "DEBOILER_MAX_HELD_BYTES": 128 * 1024 * 1024,
 }
 
 
@@ -69,25 +73,27 @@ class _Site:
     busy: bool = False  # the first fit is running: items wait for it
     reason: str = ""  # why the site has no model
     learned: list[tuple[str, frozenset[str]]] = field(default_factory=list)
+    first_held: int = 0  # arrival number of its oldest held item
+    held_bytes: int = 0
     pages: int = 0
     bytes_in: int = 0
     bytes_out: int = 0
 
 
 def _clean_one(html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
-               params: FitParams, learn: bool, mode: str = "boilerplate",
+               params: FitParams, learn: bool, mode: str, limits: Limits,
                ) -> tuple[CleanResult, frozenset[str] | None]:
     """One page of a site with a model (or none, in content mode)."""
-    page = Page(html, url, encoding, params.scheme)
+    page = Page(html, url, encoding, params.scheme, limits)
     sigs = page.signatures if learn else None
     return clean_page(page, model, mode=mode), sigs
 
 
 def _fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParams,
-              mode: str = "boilerplate") -> tuple[SiteModel, list[CleanResult]]:
+              mode: str, limits: Limits) -> tuple[SiteModel, list[CleanResult]]:
     """Runs in a worker thread: fit a site's model and clean its pages,
     parsing each page once."""
-    parsed = [Page(html, url, enc, params.scheme) for url, html, enc in pages]
+    parsed = [Page(html, url, enc, params.scheme, limits) for url, html, enc in pages]
     model = SiteModel.fit(parsed, params)
     return model, [clean_page(p, model, mode=mode) for p in parsed]
 
@@ -129,11 +135,17 @@ class DeboilerPipeline:
         self.inline_max = s.getint("DEBOILER_INLINE_MAX_BYTES", DEFAULTS["DEBOILER_INLINE_MAX_BYTES"])
         self.interval = s.getfloat("DEBOILER_WATCHDOG_INTERVAL", DEFAULTS["DEBOILER_WATCHDOG_INTERVAL"])
         self.params = FitParams()
+        self.limits = Limits(
+            max_bytes=s.getint("DEBOILER_MAX_PAGE_BYTES", DEFAULTS["DEBOILER_MAX_PAGE_BYTES"]),
+            max_elements=s.getint("DEBOILER_MAX_PAGE_ELEMENTS", DEFAULTS["DEBOILER_MAX_PAGE_ELEMENTS"]))
+        self.max_held_bytes = s.getint("DEBOILER_MAX_HELD_BYTES", DEFAULTS["DEBOILER_MAX_HELD_BYTES"])
         directory = data_path(get("DEBOILER_SIGNATURES_DIR"), createdir=True)
         self.store = load_object(get("DEBOILER_STORE"))(directory)
         self.directory = directory
         self.sites: dict[str, _Site] = {}
         self.held = 0
+        self.held_bytes = 0
+        self._arrivals = 0
         self.busy = 0
         self._quiet_ticks = 0
         self._loop: Any = None
@@ -173,6 +185,9 @@ class DeboilerPipeline:
             self._inc("items_without_html")
             return self._unchanged(item, "unchanged", f"no {self.html_field!r} in item")
         url = url if isinstance(url, str) else ""
+        skip = check_page(html, self.limits)
+        if skip is not None:
+            return self._skipped(item, url, skip)
         name = site_of_url(url)
         site = self.sites.get(name)
         if site is None:
@@ -183,13 +198,45 @@ class DeboilerPipeline:
         if site.model is not None:
             return await self._clean_now(site, item, url, html, encoding)
         waiter: Deferred = Deferred()
+        if not site.held:
+            site.first_held = self._arrivals
+        self._arrivals += 1
         site.held.append(_Held(item, url, html, encoding if isinstance(encoding, str) else None, waiter))
         self.held += 1
+        self.held_bytes += len(html)
+        site.held_bytes += len(html)
         self._inc("items_held")
         self.stats.max_value("deboiler/max_held", self.held)
+        self.stats.max_value("deboiler/max_held_bytes", self.held_bytes)
         if not site.busy and site.model is None and len(site.held) >= self.min_pages:
             self._release(site, "threshold")
+        elif self.held_bytes > self.max_held_bytes:
+            self._over_budget()
         return await maybe_deferred_to_future(waiter)
+
+    def _over_budget(self) -> None:
+        """DEBOILER_MAX_HELD_BYTES: release the sites holding the oldest
+        items until what stays held fits the budget (broad crawls meet
+        thousands of sites that never reach DEBOILER_MIN_PAGES)."""
+        excess = self.held_bytes - self.max_held_bytes
+        waiting = [s for s in self.sites.values() if s.held and not s.busy]
+        for site in sorted(waiting, key=lambda s: s.first_held):
+            if excess <= 0:
+                break
+            excess -= site.held_bytes
+            self._release(site, "budget")
+
+    def _skipped(self, item: Any, url: str, skip: Skip) -> Any:
+        """A page that is not parsed (too large, not HTML) goes on at once."""
+        logger.info("deboiler: %s not cleaned: %s", url or "an item", skip)
+        self._inc("items_skipped")
+        self._inc(f"skipped/{skip.kind}")
+        try:
+            ItemAdapter(item)[self.status_field] = {"status": "skipped", "kind": skip.kind,
+                                                    "reason": skip.reason}
+        except Exception:
+            pass
+        return item
 
     def _load(self, site: _Site) -> None:
         try:
@@ -213,7 +260,7 @@ class DeboilerPipeline:
         assert model is not None
         try:
             args = (html, url, encoding if isinstance(encoding, str) else None,
-                    model, self.params, self.learn, self.mode)
+                    model, self.params, self.learn, self.mode, self.limits)
             if len(html) <= self.inline_max:
                 # A page costs a few ms: a thread hop and GIL hand-offs cost
                 # more crawl throughput than that (benchmarks/bench_crawl.py).
@@ -241,6 +288,8 @@ class DeboilerPipeline:
             status["reason"] = site.reason
         if result.notes:
             status["notes"] = result.notes
+            for note in result.notes:
+                self._inc(f"notes/{note}")
         site.pages += 1
         site.bytes_out += len(result.html)
         fields = {self.text_field: result.text, self.clean_html_field: result.html,
@@ -291,6 +340,17 @@ class DeboilerPipeline:
         if site.busy or not site.held:
             return
         held, site.held = site.held, []
+        try:
+            self._release_held(site, held, reason)
+        except Exception as e:  # held items must never be stranded
+            logger.exception("deboiler: releasing %d items of %r failed", len(held), site.name)
+            self._inc("errors")
+            for h in held:
+                if not h.waiter.called:
+                    self._unhold(site, h)
+                    h.waiter.callback(self._unchanged(h.item, "error", f"{type(e).__name__}: {e}"))
+
+    def _release_held(self, site: _Site, held: list[_Held], reason: str) -> None:
         self._inc(f"released/{reason}", len(held))
         if site.model is None and len(held) < 2:
             reason = site.reason = f"site has {len(held)} page(s); fitting needs 2"
@@ -303,9 +363,9 @@ class DeboilerPipeline:
             # small for one, in content mode: extract each page on its own.
             for h in held:
                 d = deferToThread(_clean_one, h.html, h.url, h.encoding, site.model, self.params,
-                                  False, self.mode)
+                                  False, self.mode, self.limits)
                 d.addCallbacks(lambda r, h=h: self._resolve(site, h, r[0]),
-                               errback=lambda f, h=h: self._fail([h], f))
+                               errback=lambda f, h=h: self._fail(site, [h], f))
             return
         self._start_fit(site, held)
 
@@ -314,7 +374,7 @@ class DeboilerPipeline:
         self.busy += 1
         started = time.perf_counter()
         pages = [(h.url, h.html, h.encoding) for h in held]
-        d = deferToThread(_fit_site, pages, self.params, self.mode)
+        d = deferToThread(_fit_site, pages, self.params, self.mode, self.limits)
 
         def done(result: tuple[SiteModel, list[CleanResult]]) -> None:
             model, results = result
@@ -334,8 +394,8 @@ class DeboilerPipeline:
             if site.held:  # items that came in while fitting
                 self._release(site, "after_fit")
 
-        d.addCallbacks(done, lambda f: self._fail(held, f))
-        d.addErrback(lambda f: self._fail([h for h in held if not h.waiter.called], f))
+        d.addCallbacks(done, lambda f: self._fail(site, held, f))
+        d.addErrback(lambda f: self._fail(site, [h for h in held if not h.waiter.called], f))
         d.addBoth(finally_)
 
     def _learn(self, site: _Site) -> None:
@@ -355,11 +415,16 @@ class DeboilerPipeline:
             logger.exception("deboiler: cannot save the signatures of %r", site.name)
             self._inc("store_errors")
 
+    def _unhold(self, site: _Site, h: _Held) -> None:
+        self.held -= 1
+        self.held_bytes -= len(h.html)
+        site.held_bytes -= len(h.html)
+
     def _pass_unchanged(self, site: _Site, h: _Held, reason: str) -> None:
         """Release a held item without cleaning it (no model can be had)."""
         if h.waiter.called:
             return
-        self.held -= 1
+        self._unhold(site, h)
         self._inc("items_unchanged")
         site.pages += 1
         site.bytes_out += len(h.html)
@@ -373,7 +438,7 @@ class DeboilerPipeline:
     def _resolve(self, site: _Site, h: _Held, result: CleanResult) -> None:
         if h.waiter.called:
             return
-        self.held -= 1
+        self._unhold(site, h)
         try:
             item = self._finish(site, h.item, result, len(h.html))
         except Exception as e:  # never lose the item
@@ -382,13 +447,13 @@ class DeboilerPipeline:
             item = self._unchanged(h.item, "error", f"{type(e).__name__}: {e}")
         h.waiter.callback(item)
 
-    def _fail(self, held: list[_Held], failure: Any) -> None:
+    def _fail(self, site: _Site, held: list[_Held], failure: Any) -> None:
         logger.error("deboiler: fitting or cleaning failed; %d items go on unchanged: %s",
                      len(held), failure.getTraceback())
         self._inc("errors")
         for h in held:
             if not h.waiter.called:
-                self.held -= 1
+                self._unhold(site, h)
                 h.waiter.callback(self._unchanged(
                     h.item, "error", f"{failure.type.__name__}: {failure.getErrorMessage()}"))
 

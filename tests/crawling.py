@@ -21,7 +21,7 @@ REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 class Pages(Resource):
     isLeaf = True
 
-    def __init__(self, pages: dict[str, str]) -> None:
+    def __init__(self, pages: dict[str, str | bytes]) -> None:
         super().__init__()
         self.pages = pages
 
@@ -30,16 +30,20 @@ class Pages(Resource):
         if html is None:
             request.setResponseCode(404)
             return b"not found"
+        if isinstance(html, bytes):  # served as they are, declared HTML
+            request.setHeader(b"content-type", b"text/html")
+            return html
         request.setHeader(b"content-type", b"text/html; charset=utf-8")
         return html.encode("utf-8")
 
 
 def serve_site(n_pages: int, name: str = "site", paragraphs: int = 5,
-               also_link: list[str] = ()) -> tuple[str, object]:
+               also_link: list[str] = (), extra_pages: dict[str, bytes] | None = None,
+               ) -> tuple[str, object]:
     """Serve ``n_pages`` generated pages and an index linking to them (and,
-    interleaved, to ``also_link``) on 127.0.0.1; returns the index URL and
-    the listening port."""
-    pages = {}
+    interleaved, to ``also_link``; then to ``extra_pages``, path -> body) on
+    127.0.0.1; returns the index URL and the listening port."""
+    pages: dict[str, str | bytes] = dict(extra_pages or {})
     links = []
     for i, (url, html, _) in enumerate(site_pages(name, n_pages, paragraphs=paragraphs)):
         path = url.split(name, 1)[1]
@@ -47,6 +51,7 @@ def serve_site(n_pages: int, name: str = "site", paragraphs: int = 5,
         links.append(f'<li><a href="{path}">page {i}</a></li>')
         if i < len(also_link):
             links.append(f'<li><a href="{also_link[i]}">elsewhere {i}</a></li>')
+    links += [f'<li><a href="{path}">extra</a></li>' for path in extra_pages or ()]
     pages["/"] = f"<html><body><h1>{name}</h1><ul>{''.join(links)}</ul></body></html>"
     port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
     return f"http://127.0.0.1:{port.getHost().port}/", port
