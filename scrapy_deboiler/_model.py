@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from hashlib import blake2b
 
-from ._signatures import DEFAULT_SCHEME, SignatureScheme
+from ._signatures import DEFAULT_SCHEME, SignatureScheme, checked
 
 __all__ = ["FitParams", "SiteModel", "PageSignatures"]
 
@@ -39,9 +39,9 @@ class FitParams:
     @classmethod
     def from_json(cls, data: dict) -> "FitParams":
         return cls(
-            iou_guard=float(data["iou_guard"]),
-            min_support=int(data["min_support"]),
-            window=int(data["window"]),
+            iou_guard=float(checked(data, "iou_guard", (int, float), 0, 1)),
+            min_support=checked(data, "min_support", (int,), 1, 10**9),
+            window=checked(data, "window", (int,), 1, 1000),
             scheme=SignatureScheme.from_json(data["scheme"]),
         )
 

@@ -39,6 +39,25 @@ except ImportError:  # not compiled: the pure-Python walk gives the same result
 SIGNATURE_HEX = 16
 
 
+def checked(data: dict, key: str, types: tuple[type, ...], lo: float | None = None,
+            hi: float | None = None):
+    """``data[key]`` when it has one of ``types`` exactly (so no bool for an
+    int, no string for a number) and lies in [lo, hi]; else ValueError.
+    Signature files are read through this: they are data from disk."""
+    value = data[key]
+    if type(value) not in types or (lo is not None and not lo <= value <= hi):
+        raise ValueError(f"{key!r} must be {' or '.join(t.__name__ for t in types)}"
+                         + (f" in [{lo}, {hi}]" if lo is not None else ""))
+    return value
+
+
+def checked_strings(data: dict, key: str) -> list[str]:
+    value = data[key]
+    if type(value) is not list or len(value) > 1000 or not all(type(v) is str for v in value):
+        raise ValueError(f"{key!r} must be a list of at most 1000 strings")
+    return value
+
+
 @dataclass(frozen=True)
 class Candidates:
     """Which elements get content signatures.
@@ -69,10 +88,10 @@ class Candidates:
     @classmethod
     def from_json(cls, data: dict) -> "Candidates":
         return cls(
-            frozenset(map(str, data["exact"])),
-            tuple(map(str, data["contains"])),
-            bool(data["everything"]),
-            frozenset(map(str, data["exclude"])),
+            frozenset(checked_strings(data, "exact")),
+            tuple(checked_strings(data, "contains")),
+            checked(data, "everything", (bool,)),
+            frozenset(checked_strings(data, "exclude")),
         )
 
 
@@ -111,8 +130,8 @@ class SignatureScheme:
     def from_json(cls, data: dict) -> "SignatureScheme":
         return cls(
             Candidates.from_json(data["candidates"]),
-            int(data["template_min_elements"]),
-            float(data["template_link_density"]),
+            checked(data, "template_min_elements", (int,), 1, 10**6),
+            float(checked(data, "template_link_density", (int, float), 0, 1)),
         )
 
 

@@ -27,7 +27,7 @@ __all__ = [
 FORMAT = "scrapy-deboiler-signatures"
 FORMAT_VERSION = 1
 #: Files larger than this are refused before they are read.
-MAX_FILE_BYTES = 256 * 1024 * 1024
+MAX_FILE_BYTES = 64 * 1024 * 1024
 
 # Windows device names, reserved whatever the extension.
 _RESERVED = frozenset(

@@ -122,13 +122,25 @@ async def test_a_fault_while_fitting_or_cleaning_releases_items_unchanged(tmp_pa
         assert len(errors) >= 10
 
 
+HOSTILE_FILES = {
+    "truncated": b"{ truncated",
+    "wrong-version": b'{"format": "scrapy-deboiler-signatures", "version": 2}',
+    "deeply-nested": b'{"format": "scrapy-deboiler-signatures", "params": ' + b"[" * 200_000 + b"]" * 200_000 + b"}",
+    "huge-array": b'{"format": "scrapy-deboiler-signatures", "version": 1, "domain": "x", "params": {}, '
+                  b'"signatures": [' + b"0," * 2_000_000 + b"0]}",
+    "huge-number": b'{"format": "scrapy-deboiler-signatures", "version": 1, "pages": ' + b"9" * 100_000 + b"}",
+    "binary": bytes(range(256)) * 100,
+}
+
+
+@pytest.mark.parametrize("content", HOSTILE_FILES.values(), ids=HOSTILE_FILES.keys())
 @pytest_twisted.ensureDeferred
-async def test_a_corrupt_signature_file_is_refitted(tmp_path):
+async def test_a_corrupt_signature_file_is_refitted(tmp_path, content, caplog):
     a, pa = serve_site(8, "alpha")
     try:
         await crawl(tmp_path, [a])
         (path,) = (tmp_path / "signatures").iterdir()
-        path.write_text("{ truncated")
+        path.write_bytes(content)
         (tmp_path / "items.jsonl").unlink()
         crawler, items = await crawl(tmp_path, [a])
     finally:
@@ -136,6 +148,7 @@ async def test_a_corrupt_signature_file_is_refitted(tmp_path):
     check_all_items_reached_the_feed(crawler, items)
     assert stat(crawler, "deboiler/store_errors") == 1 and stat(crawler, "deboiler/sites_fitted") == 1
     assert path.read_text().startswith("{\n")
+    assert any(str(path) in r.getMessage() and "fitted again" in r.getMessage() for r in caplog.records)
 
 
 @pytest_twisted.ensureDeferred
