@@ -207,11 +207,16 @@ class DeboilerPipeline:
         site.held_bytes += len(html)
         self._inc("items_held")
         self.stats.max_value("deboiler/max_held", self.held)
-        self.stats.max_value("deboiler/max_held_bytes", self.held_bytes)
         if not site.busy and site.model is None and len(site.held) >= self.min_pages:
             self._release(site, "threshold")
         elif self.held_bytes > self.max_held_bytes:
-            self._over_budget()
+            try:
+                self._over_budget()
+            except Exception:  # the item is held already: its waiter answers for it
+                logger.exception("deboiler: releasing sites over DEBOILER_MAX_HELD_BYTES failed")
+                self._inc("errors")
+        # Bytes of items still held, fits in progress included.
+        self.stats.max_value("deboiler/max_held_bytes", self.held_bytes)
         return await maybe_deferred_to_future(waiter)
 
     def _over_budget(self) -> None:
@@ -484,8 +489,11 @@ class DeboilerPipeline:
             self._quiet_ticks = 0
             for site in list(self.sites.values()):
                 self._release(site, reason)
-        except Exception:  # the watchdog must keep running
-            logger.exception("deboiler: watchdog error")
+        except Exception:  # the watchdog must keep running, and never strand items
+            logger.exception("deboiler: watchdog error; releasing held items")
+            self._inc("errors")
+            for site in list(self.sites.values()):
+                self._release(site, "watchdog_error")
 
     def _spider_closed(self, spider: Spider) -> None:
         if self._loop is not None and self._loop.running:

@@ -102,23 +102,40 @@ async def test_a_fault_in_the_pipeline_itself_loses_no_item(tmp_path, monkeypatc
     assert stat(crawler, "deboiler/errors") == 4
 
 
-@pytest.mark.parametrize("where", ["_fit_site", "_clean_one"])
+@pytest.mark.parametrize("where", [
+    "_fit_site", "_clean_one", "check_page", "crawl_state", "DeboilerPipeline._finish",
+    "DeboilerPipeline._write", "DeboilerPipeline._save", "DeboilerPipeline._release_held",
+    "DeboilerPipeline._start_fit", "DeboilerPipeline._over_budget", "DeboilerPipeline._load",
+    "DeboilerPipeline._skipped", "ItemAdapter",
+])
 @pytest_twisted.ensureDeferred
 async def test_a_fault_while_fitting_or_cleaning_releases_items_unchanged(tmp_path, monkeypatch, where):
     from scrapy_deboiler import _pipeline
 
-    monkeypatch.setattr(_pipeline, where, boom)
-    a, pa = serve_site(12, "alpha")
+    target, _, name = where.rpartition(".")
+    monkeypatch.setattr(getattr(_pipeline, target) if target else _pipeline, name or where, boom)
+    # 12 pages and one PDF for the skip path.
+    a, pa = serve_site(12, "alpha", extra_pages={"/articles/z-pdf.html": b"%PDF-1.4 binary"})
     try:
-        crawler, items = await crawl(tmp_path, [a])
+        # Holding everything makes the watchdog's and the budget's paths run.
+        extra = {"crawl_state": {"DEBOILER_MIN_PAGES": 50},
+                 "DeboilerPipeline._over_budget": {"DEBOILER_MIN_PAGES": 50,
+                                                   "DEBOILER_MAX_HELD_BYTES": 10_000}}.get(where, {})
+        crawler, items = await crawl(tmp_path, [a], **extra)
     finally:
         close(pa)
     check_all_items_reached_the_feed(crawler, items)
-    errors = [i for i in items if i["deboiler"]["status"] == "error"]
-    assert errors and all("injected fault" in i["deboiler"]["reason"] for i in errors)
-    assert stat(crawler, "deboiler/errors") >= 1
+    assert len(items) == 13
+    errors = [i for i in items if isinstance(i.get("deboiler"), dict) and i["deboiler"]["status"] == "error"]
+    if where == "ItemAdapter":  # not even the status can be written: items pass as they came
+        assert all("clean_text" not in i for i in items)
+        return
+    if where not in ("crawl_state", "DeboilerPipeline._load", "DeboilerPipeline._over_budget"):
+        # the others are handled without touching items
+        assert errors and all("injected fault" in i["deboiler"]["reason"] for i in errors)
+    assert stat(crawler, "deboiler/errors") + stat(crawler, "deboiler/store_errors") >= 1
     if where == "_fit_site":  # nothing could be fitted: errors, or too few pages left
-        assert {i["deboiler"]["status"] for i in items} <= {"error", "unchanged", "single_page"}
+        assert {i["deboiler"]["status"] for i in items} <= {"error", "unchanged", "single_page", "skipped"}
         assert len(errors) >= 10
 
 
@@ -159,3 +176,24 @@ async def test_disabled(tmp_path):
     finally:
         close(pa)
     assert len(items) == 3 and all("clean_text" not in i and "html" not in i for i in items)
+
+
+@pytest_twisted.ensureDeferred
+async def test_held_html_stays_under_the_byte_budget_oldest_sites_first(tmp_path):
+    a, pa = serve_site(12, "alpha")
+    b, pb = serve_site(12, "beta")
+    page_bytes = 3_000
+    try:
+        crawler, items = await crawl(tmp_path, [a, b], DEBOILER_MIN_PAGES=50,
+                                     DEBOILER_MAX_HELD_BYTES=4 * page_bytes, CONCURRENT_REQUESTS=2)
+    finally:
+        close(pa)
+        close(pb)
+    check_all_items_reached_the_feed(crawler, items)
+    largest = max(len(i["clean_html"]) for i in items)  # sanity of the page size assumed
+    assert largest < page_bytes
+    # Without the budget all 24 pages (~60 KB) would be held to the end. With
+    # it, items wait only for the budget plus the pages of fits in progress.
+    assert stat(crawler, "deboiler/max_held_bytes") <= 12 * page_bytes
+    assert stat(crawler, "deboiler/released/budget") >= 4
+    assert {i["deboiler"]["status"] for i in items} <= {"cleaned", "single_page"}
