@@ -266,7 +266,7 @@ def clean_file(
 ) -> dict[str, int]:
     """Both passes: every input line gives one output record, in order."""
     sites = fit_file(src, options, store)
-    totals = {"records": 0, "cleaned": 0, "single_page": 0, "unchanged": 0, "error": 0}
+    totals = {"records": 0, "cleaned": 0, "single_page": 0, "unchanged": 0, "skipped": 0, "error": 0}
     pool = _pool(options.jobs, _init_worker, (sites,)) if options.jobs > 1 else None
     if pool is None:
         _init_worker(sites)

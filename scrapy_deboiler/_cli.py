@@ -9,7 +9,8 @@ import sys
 import time
 from collections import Counter
 
-from ._batch import BatchOptions, clean_file, fit_file
+from ._batch import BatchOptions, clean_file, fit_file, open_text
+from ._evaluate import evaluate
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import FitParams
 from ._store import SignatureFileError, SignatureStore, load_model, model_from_json
@@ -67,6 +68,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--signatures", metavar="DIR", required=True)
     p.add_argument("--refit", action="store_true", help="refit sites that already have a file")
     _add_common(p)
+    p = sub.add_parser("evaluate", help="token-level precision, recall and F1 against gold text")
+    p.add_argument("gold", help="JSON Lines with an id and the gold text")
+    p.add_argument("pred", help="JSON Lines with an id and the extracted text")
+    p.add_argument("--json", metavar="FILE", help="write per-page scores and the summary here")
+    p.add_argument("--id-field", default="id")
+    p.add_argument("--gold-field", default="gold_text")
+    p.add_argument("--pred-field", default="clean_text")
     p = sub.add_parser("inspect", help="summarise a signature file")
     p.add_argument("file")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -107,6 +115,45 @@ def _inspect(path: str, as_json: bool) -> int:
     return 0
 
 
+def _texts(path: str, id_field: str, text_field: str) -> dict[str, str]:
+    """id -> text of a JSON Lines file; the first record of an id wins."""
+    out: dict[str, str] = {}
+    with open_text(path, "r") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as e:
+                raise ValueError(f"{path}: invalid JSON on line {lineno}: {e}") from None
+            if not isinstance(record, dict) or id_field not in record:
+                raise ValueError(f"{path}: line {lineno} has no {id_field!r}")
+            text = record.get(text_field)
+            out.setdefault(str(record[id_field]), text if isinstance(text, str) else "")
+    return out
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    gold = _texts(args.gold, args.id_field, args.gold_field)
+    pred = _texts(args.pred, args.id_field, args.pred_field)
+    pages, summary = evaluate(gold.items(), pred)
+    summary["ignored_predictions"] = len(set(pred) - set(gold))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"summary": summary, "pages": [p.to_json() for p in pages]}, f, indent=1)
+    if not pages:
+        print("no gold pages")
+        return 0
+    print(f"{'':8} {'precision':>9} {'recall':>7} {'F1':>7}")
+    for kind in ("macro", "micro"):
+        m = summary[kind]
+        print(f"{kind:8} {m['precision']:>9.3f} {m['recall']:>7.3f} {m['f1']:>7.3f}")
+    print(f"{summary['pages']} pages: {summary['exact']} exact, {summary['empty_predictions']} empty "
+          f"predictions ({summary['missing']} missing); {summary['ignored_predictions']} predictions "
+          "without gold ignored")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     # The command (not the library) decides how its own messages look.
@@ -115,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "inspect":
             return _inspect(args.file, args.json)
+        if args.command == "evaluate":
+            return _evaluate(args)
         store = SignatureStore(args.signatures) if args.signatures else None
         options = _options(args)
         start = time.perf_counter()
@@ -126,9 +175,9 @@ def main(argv: list[str] | None = None) -> int:
                      sum(s.model is None for s in sites.values()), time.perf_counter() - start)
             return 0
         totals = clean_file(args.input, args.output, options, store)
-        log.info("%d records: %d cleaned, %d single pages, %d unchanged, %d errors (%.1fs)",
+        log.info("%d records: %d cleaned, %d single pages, %d unchanged, %d skipped, %d errors (%.1fs)",
                  totals["records"], totals["cleaned"], totals["single_page"], totals["unchanged"],
-                 totals["error"], time.perf_counter() - start)
+                 totals["skipped"], totals["error"], time.perf_counter() - start)
         return 0
     except (OSError, SignatureFileError, ValueError) as e:
         print(f"scrapy-deboiler: error: {e}", file=sys.stderr)

@@ -51,6 +51,7 @@ def _parser() -> etree.HTMLParser:
         remove_comments=True,
         remove_pis=True,
         huge_tree=True,
+        no_network=True,  # never fetch anything a page refers to
         default_doctype=False,
     )
 
