@@ -44,6 +44,7 @@ setup(
             "pytest>=8,<10",
             "pytest-twisted>=1.14,<2",
             "hypothesis>=6,<7",
+            "selenium>=4.20,<5",
             "scrapy>=2.14,<3",
             "itemadapter>=0.8",
             "parsel>=1.8",

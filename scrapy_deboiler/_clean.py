@@ -73,6 +73,8 @@ class CleanResult:
     #: Set when the page was not cleaned (``Page.skipped``); text and html
     #: are then empty.
     skipped: Skip | None = None
+    #: With ``explain``: (signature, start of its text) of each removed subtree.
+    removed_blocks: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _drop(el: etree._Element) -> None:
@@ -93,6 +95,23 @@ def _drop(el: etree._Element) -> None:
 MODES = ("boilerplate", "content")
 
 
+def outermost(signed: SignedTree, signatures: frozenset[str] | set[str]) -> list[int]:
+    """Entries of ``signed`` whose signature is in ``signatures`` and that lie
+    in no other such entry's subtree, last first."""
+    found: list[int] = []
+    if signatures:
+        # Ancestors come after their descendants, so walk the matches
+        # backwards and skip those inside a subtree already found
+        # (entries starts[i]..i).
+        starts = signed.starts
+        floor = len(starts)
+        for i in reversed([i for i, sig in enumerate(signed.signatures) if sig in signatures]):
+            if i < floor:
+                found.append(i)
+                floor = starts[i]
+    return found
+
+
 def boilerplate_of(page: Page, model: SiteModel | None, near: bool = False,
                    ) -> tuple[list[etree._Element], set]:
     """The page's outermost boilerplate subtrees, and (with ``near``) the
@@ -106,17 +125,7 @@ def boilerplate_of(page: Page, model: SiteModel | None, near: bool = False,
         page.signed = sign_tree(page.root, model.params.scheme)
     signed = page.signed
     bp = model.boilerplate
-    if bp:
-        # Outermost matches only: ancestors come after their descendants,
-        # so walk the matches backwards and skip those inside a subtree
-        # already found (entries starts[i]..i).
-        starts = signed.starts
-        floor = len(starts)
-        for i in reversed([i for i, sig in enumerate(signed.signatures) if sig in bp]):
-            if i >= floor:
-                continue
-            dropped.append(signed.element(i))
-            floor = starts[i]
+    dropped = [signed.element(i) for i in outermost(signed, bp)]
     if near:
         support = model.support
         shared = {signed.element(i) for i, sig in enumerate(signed.signatures)
@@ -125,7 +134,8 @@ def boilerplate_of(page: Page, model: SiteModel | None, near: bool = False,
 
 
 def clean_page(
-    page: Page, model: SiteModel | None, *, want_html: bool = True, mode: str = "boilerplate"
+    page: Page, model: SiteModel | None, *, want_html: bool = True, mode: str = "boilerplate",
+    explain: bool = False,
 ) -> CleanResult:
     """Remove the model's boilerplate subtrees from ``page``; keep the rest
     exactly (attributes, tails, order). With no model nothing is removed.
@@ -139,15 +149,21 @@ def clean_page(
         return CleanResult("", "", 0, list(page.notes), skipped=page.skipped)
     dropped, near = boilerplate_of(page, model, near=mode == "content")
     removed = len(dropped)
+    blocks: list[tuple[str, str]] = []
+    if explain and model is not None:  # for reports: which subtrees, by signature
+        signed = page.signed
+        blocks = [(signed.signatures[i], " ".join(tree_text(signed.element(i)).split())[:100])
+                  for i in outermost(signed, model.boilerplate)]
     page.signed = SignedTree()
     if mode == "content":
         # The block walk skips boilerplate subtrees itself: no tree surgery.
         text, html, comments = select_content(page.root, skip=set(dropped), near=near)
-        return CleanResult(text, html if want_html else "", removed, list(page.notes), comments)
+        return CleanResult(text, html if want_html else "", removed, list(page.notes), comments,
+                           removed_blocks=blocks)
     for el in dropped:
         _drop(el)
     html = etree.tostring(page.root, method="html", encoding="unicode") if want_html else ""
-    return CleanResult(tree_text(page.root), html, removed, list(page.notes))
+    return CleanResult(tree_text(page.root), html, removed, list(page.notes), removed_blocks=blocks)
 
 
 def fit_and_clean(

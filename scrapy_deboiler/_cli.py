@@ -10,7 +10,10 @@ import time
 from collections import Counter
 
 from ._batch import BatchOptions, clean_file, fit_file, open_text
+from ._clean import Page
 from ._evaluate import evaluate
+from ._show import annotate_page
+from ._urls import site_of_url
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import FitParams
 from ._store import SignatureFileError, SignatureStore, load_model, model_from_json
@@ -68,6 +71,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--signatures", metavar="DIR", required=True)
     p.add_argument("--refit", action="store_true", help="refit sites that already have a file")
     _add_common(p)
+    p = sub.add_parser("show", help="write a page with removed and kept parts marked, to look at")
+    p.add_argument("page", help="a saved HTML file (give --url), or JSON Lines whose first record "
+                                "has url and html")
+    p.add_argument("--signatures", metavar="DIR", required=True, help="the site's signature files")
+    p.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    p.add_argument("--url", help="the page's URL (for an HTML file)")
+    p.add_argument("--domain", help="the site's name in DIR, when it is not the URL's host")
+    p.add_argument("--mode", choices=("boilerplate", "content"), default="content")
+    p.add_argument("--url-field", default="url")
+    p.add_argument("--html-field", default="html")
     p = sub.add_parser("evaluate", help="token-level precision, recall and F1 against gold text")
     p.add_argument("gold", help="JSON Lines with an id and the gold text")
     p.add_argument("pred", help="JSON Lines with an id and the extracted text")
@@ -133,6 +146,35 @@ def _texts(path: str, id_field: str, text_field: str) -> dict[str, str]:
     return out
 
 
+def _show(args: argparse.Namespace) -> int:
+    url, html = args.url or "", None
+    if args.page.endswith((".jsonl", ".jsonl.gz", ".json")):
+        with open_text(args.page, "r") as f:
+            record = json.loads(f.readline() or "null")
+        if not isinstance(record, dict) or not isinstance(record.get(args.html_field), str):
+            raise ValueError(f"{args.page}: the first record has no {args.html_field!r} string")
+        html = record[args.html_field]
+        url = url or str(record.get(args.url_field) or "")
+    else:
+        with open(args.page, "rb") as f:
+            html = f.read()
+    site = args.domain or site_of_url(url)
+    model = SignatureStore(args.signatures).load(site)
+    if model is None:
+        logging.getLogger("scrapy_deboiler").warning(
+            "no signature file for %r in %s: nothing is marked as boilerplate", site, args.signatures)
+    page = Page(html, url)
+    if page.skipped is not None:
+        raise ValueError(f"{args.page}: not shown: {page.skipped}")
+    out, counts = annotate_page(page, model, mode=args.mode, site=site)
+    with open(args.output, "w", encoding="utf-8") as f:
+        f.write(out)
+    logging.getLogger("scrapy_deboiler").info(
+        "%s: %d boilerplate subtrees, %d kept blocks, %d main-content blocks", args.output,
+        counts["boilerplate"], counts["kept"], counts["main"])
+    return 0
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     gold = _texts(args.gold, args.id_field, args.gold_field)
     pred = _texts(args.pred, args.id_field, args.pred_field)
@@ -164,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
             return _inspect(args.file, args.json)
         if args.command == "evaluate":
             return _evaluate(args)
+        if args.command == "show":
+            return _show(args)
         store = SignatureStore(args.signatures) if args.signatures else None
         options = _options(args)
         start = time.perf_counter()

@@ -24,7 +24,8 @@ from lxml import etree
 
 from ._text import BLOCK_TAGS, SKIP_TAGS
 
-__all__ = ["Block", "ContentModel", "block_features", "keep", "page_blocks", "select_content"]
+__all__ = ["Block", "ContentModel", "block_features", "judge_blocks", "keep", "page_blocks",
+           "select_content"]
 
 _TOKEN = re.compile(r"\w+")
 _DIGIT = re.compile(r"\d")
@@ -248,17 +249,23 @@ def default_model() -> ContentModel:
     return _DEFAULT
 
 
+def judge_blocks(root: etree._Element, model: ContentModel | None = None,
+                 skip: set | frozenset = frozenset(), near: set | frozenset = frozenset(),
+                 ) -> tuple[list[Block], list[float], list[bool]]:
+    """The page's text blocks, their content scores and whether each is kept."""
+    model = model or default_model()
+    blocks = page_blocks(root, skip, near)
+    scores = model.scores(block_features(blocks, root.findtext(".//title") or ""))
+    return blocks, scores, keep(scores, model.threshold)
+
+
 def select_content(root: etree._Element, model: ContentModel | None = None,
                    skip: set | frozenset = frozenset(),
                    near: set | frozenset = frozenset()) -> tuple[str, str, str]:
     """(text, html, comments) of the blocks the model keeps, in document
     order, leaving out the subtrees in ``skip``. ``comments``: the blocks
     not kept inside an element whose class or id says comment."""
-    model = model or default_model()
-    blocks = page_blocks(root, skip, near)
-    title = root.findtext(".//title") or ""
-    scores = model.scores(block_features(blocks, title))
-    flags = keep(scores, model.threshold)
+    blocks, _, flags = judge_blocks(root, model, skip, near)
     kept = [b for b, k in zip(blocks, flags) if k]
     comment_bit = _HINT_BIT["comment"]
     comments = "\n".join(b.text for b, k in zip(blocks, flags) if not k and b.hints & comment_bit)

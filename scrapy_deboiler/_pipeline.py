@@ -4,6 +4,7 @@ fitted, then clean them (and every later item of the site) in flight."""
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +24,9 @@ from ._clean import CleanResult, Page, clean_page
 from ._engine import crawl_state
 from ._limits import Limits, Skip, check_page
 from ._model import FitParams, SiteModel
-from ._store import SignatureFileError
+from ._report import SiteReport, render_report, views_folder
+from ._show import annotate_page
+from ._store import SignatureFileError, site_filename
 from ._urls import site_of_url
 
 __all__ = ["DeboilerPipeline"]
@@ -51,7 +54,12 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_MAX_PAGE_BYTES": Limits.max_bytes,
     "DEBOILER_MAX_PAGE_ELEMENTS": Limits.max_elements,
     "DEBOILER_MAX_HELD_BYTES": 128 * 1024 * 1024,
+    "DEBOILER_REPORT": None,
+    "DEBOILER_REPORT_VIEWS": 3,
+    "DEBOILER_REPORT_VIEW_SITES": 20,
 }
+#: Pages larger than this are not kept for the report's views.
+_VIEW_MAX_CHARS = 1024 * 1024
 
 
 @dataclass
@@ -75,27 +83,29 @@ class _Site:
     learned: list[tuple[str, frozenset[str]]] = field(default_factory=list)
     first_held: int = 0  # arrival number of its oldest held item
     held_bytes: int = 0
+    report: SiteReport | None = None
+    samples: list[tuple[str, str | bytes, str | None]] | None = None  # report views to draw
     pages: int = 0
     bytes_in: int = 0
     bytes_out: int = 0
 
 
 def _clean_one(html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
-               params: FitParams, learn: bool, mode: str, limits: Limits,
+               params: FitParams, learn: bool, mode: str, limits: Limits, explain: bool = False,
                ) -> tuple[CleanResult, frozenset[str] | None]:
     """One page of a site with a model (or none, in content mode)."""
     page = Page(html, url, encoding, params.scheme, limits)
     sigs = page.signatures if learn else None
-    return clean_page(page, model, mode=mode), sigs
+    return clean_page(page, model, mode=mode, explain=explain), sigs
 
 
 def _fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParams,
-              mode: str, limits: Limits) -> tuple[SiteModel, list[CleanResult]]:
+              mode: str, limits: Limits, explain: bool = False) -> tuple[SiteModel, list[CleanResult]]:
     """Runs in a worker thread: fit a site's model and clean its pages,
     parsing each page once."""
     parsed = [Page(html, url, enc, params.scheme, limits) for url, html, enc in pages]
     model = SiteModel.fit(parsed, params)
-    return model, [clean_page(p, model, mode=mode) for p in parsed]
+    return model, [clean_page(p, model, mode=mode, explain=explain) for p in parsed]
 
 
 class DeboilerPipeline:
@@ -139,6 +149,11 @@ class DeboilerPipeline:
             max_bytes=s.getint("DEBOILER_MAX_PAGE_BYTES", DEFAULTS["DEBOILER_MAX_PAGE_BYTES"]),
             max_elements=s.getint("DEBOILER_MAX_PAGE_ELEMENTS", DEFAULTS["DEBOILER_MAX_PAGE_ELEMENTS"]))
         self.max_held_bytes = s.getint("DEBOILER_MAX_HELD_BYTES", DEFAULTS["DEBOILER_MAX_HELD_BYTES"])
+        self.report_path = get("DEBOILER_REPORT")
+        self.explain = bool(self.report_path)
+        self.report_views = s.getint("DEBOILER_REPORT_VIEWS", DEFAULTS["DEBOILER_REPORT_VIEWS"])
+        self.report_view_sites = s.getint("DEBOILER_REPORT_VIEW_SITES", DEFAULTS["DEBOILER_REPORT_VIEW_SITES"])
+        self._viewed_sites = 0
         directory = data_path(get("DEBOILER_SIGNATURES_DIR"), createdir=True)
         self.store = load_object(get("DEBOILER_STORE"))(directory)
         self.directory = directory
@@ -193,6 +208,13 @@ class DeboilerPipeline:
         if site is None:
             site = self.sites[name] = _Site(name)
             self._load(site)
+            if self.explain:
+                site.report = SiteReport(name)
+                if self._viewed_sites < self.report_view_sites:
+                    self._viewed_sites += 1
+                    site.samples = []
+        if site.samples is not None and len(site.samples) < self.report_views and len(html) <= _VIEW_MAX_CHARS:
+            site.samples.append((url, html, encoding if isinstance(encoding, str) else None))
         self._inc("bytes_in", len(html))
         site.bytes_in += len(html)
         if site.model is not None:
@@ -265,7 +287,7 @@ class DeboilerPipeline:
         assert model is not None
         try:
             args = (html, url, encoding if isinstance(encoding, str) else None,
-                    model, self.params, self.learn, self.mode, self.limits)
+                    model, self.params, self.learn, self.mode, self.limits, self.explain)
             if len(html) <= self.inline_max:
                 # A page costs a few ms: a thread hop and GIL hand-offs cost
                 # more crawl throughput than that (benchmarks/bench_crawl.py).
@@ -301,6 +323,8 @@ class DeboilerPipeline:
                   self.status_field: status}
         if self.comments_field:
             fields[self.comments_field] = result.comments
+        if site.report is not None:
+            site.report.add_page(status["status"], html_bytes, len(result.html), result.removed_blocks)
         if not self._write(item, fields):
             return item
         self._inc("items_cleaned" if model else "items_single_page")
@@ -368,7 +392,7 @@ class DeboilerPipeline:
             # small for one, in content mode: extract each page on its own.
             for h in held:
                 d = deferToThread(_clean_one, h.html, h.url, h.encoding, site.model, self.params,
-                                  False, self.mode, self.limits)
+                                  False, self.mode, self.limits, self.explain)
                 d.addCallbacks(lambda r, h=h: self._resolve(site, h, r[0]),
                                errback=lambda f, h=h: self._fail(site, [h], f))
             return
@@ -379,7 +403,7 @@ class DeboilerPipeline:
         self.busy += 1
         started = time.perf_counter()
         pages = [(h.url, h.html, h.encoding) for h in held]
-        d = deferToThread(_fit_site, pages, self.params, self.mode, self.limits)
+        d = deferToThread(_fit_site, pages, self.params, self.mode, self.limits, self.explain)
 
         def done(result: tuple[SiteModel, list[CleanResult]]) -> None:
             model, results = result
@@ -431,6 +455,8 @@ class DeboilerPipeline:
             return
         self._unhold(site, h)
         self._inc("items_unchanged")
+        if site.report is not None:
+            site.report.add_page("unchanged", len(h.html), len(h.html), [])
         site.pages += 1
         site.bytes_out += len(h.html)
         try:
@@ -506,8 +532,51 @@ class DeboilerPipeline:
             if len(site.learned) >= 2 and site.model is not None:
                 self._learn(site)
         self.stats.set_value("deboiler/sites", len(self.sites))
+        if self.report_path:
+            try:
+                self._write_report()
+            except Exception:
+                logger.exception("deboiler: cannot write the report %s", self.report_path)
+                self._inc("errors")
         for site in sorted(self.sites.values(), key=lambda s: s.name):
             if site.pages:
                 logger.info("deboiler: %s: %d pages, %s, %.0f%% of HTML removed", site.name or "?",
                             site.pages, f"model {site.source}" if site.model else "no model",
                             100 * (1 - site.bytes_out / max(1, site.bytes_in)))
+
+    # -- report ----------------------------------------------------------
+
+    def _write_report(self) -> None:
+        """DEBOILER_REPORT: the report, and beside it marked-up views of the
+        pages kept as samples (``scrapy-deboiler show``'s output)."""
+        folder = views_folder(self.report_path)
+        reports = []
+        for site in sorted(self.sites.values(), key=lambda s: s.name):
+            rep = site.report
+            if rep is None or not rep.pages:
+                continue
+            if site.model is not None:
+                rep.model_source, rep.model_pages = site.source, site.model.pages
+                rep.signatures, rep.boilerplate_signatures = len(site.model.support), len(site.model.boilerplate)
+            for k, (url, html, enc) in enumerate(site.samples or ()):
+                try:
+                    page = Page(html, url, enc, self.params.scheme, self.limits)
+                    if page.skipped is not None:
+                        continue
+                    out, _ = annotate_page(page, site.model, mode=self.mode, site=site.name)
+                except Exception:
+                    logger.exception("deboiler: cannot draw %s for the report", url)
+                    continue
+                name = f"{site_filename(site.name)[:-5]}-{k}.html"
+                os.makedirs(folder, exist_ok=True)
+                with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+                    f.write(out)
+                rep.views.append((url, f"{os.path.basename(folder)}/{name}"))
+            reports.append(rep)
+        stats = {k: v for k, v in self.stats.get_stats().items() if k.startswith("deboiler/")}
+        html = render_report(reports, mode=self.mode, stats=stats)
+        directory = os.path.dirname(os.path.abspath(self.report_path))
+        os.makedirs(directory, exist_ok=True)
+        with open(self.report_path, "w", encoding="utf-8") as f:
+            f.write(html)
+        logger.info("deboiler: report written to %s", self.report_path)

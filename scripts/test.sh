@@ -4,4 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EXTRAS=test source scripts/venv.sh
+source scripts/browser.sh
 exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,143 @@
+"""A crawl's report: one self-contained HTML file (no scripts, no fetches)
+saying, per site, what was learned and removed, with small inline SVG plots
+and links to marked-up views of a few pages (``_show``)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from html import escape
+
+__all__ = ["SiteReport", "render_report"]
+
+#: Bounds on what one site keeps for its report, whatever the crawl's size.
+MAX_SHARES = 5000
+MAX_DISTINCT_BLOCKS = 500
+
+
+@dataclass
+class SiteReport:
+    """What the report says about one site, gathered while the crawl runs."""
+
+    name: str
+    pages: int = 0
+    statuses: Counter = field(default_factory=Counter)
+    bytes_in: int = 0
+    bytes_out: int = 0
+    model_source: str | None = None
+    model_pages: int = 0
+    signatures: int = 0
+    boilerplate_signatures: int = 0
+    shares: list[float] = field(default_factory=list)  # share of HTML removed, per page
+    blocks: Counter = field(default_factory=Counter)  # signature -> pages it was removed from
+    snippets: dict[str, str] = field(default_factory=dict)
+    views: list[tuple[str, str]] = field(default_factory=list)  # (page URL, relative link)
+
+    def add_page(self, status: str, html_chars: int, clean_chars: int,
+                 removed_blocks: list[tuple[str, str]]) -> None:
+        self.pages += 1
+        self.statuses[status] += 1
+        self.bytes_in += html_chars
+        self.bytes_out += clean_chars
+        if len(self.shares) < MAX_SHARES and html_chars:
+            self.shares.append(1 - clean_chars / html_chars)
+        for sig, text in removed_blocks:
+            if sig in self.blocks or len(self.blocks) < MAX_DISTINCT_BLOCKS:
+                self.blocks[sig] += 1
+                self.snippets.setdefault(sig, text)
+
+
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #1a1a1a; max-width: 1100px; }
+h1 { font-size: 22px; } h2 { font-size: 17px; margin: 28px 0 6px; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; margin: 8px 0; } td, th { padding: 3px 10px; text-align: left;
+  border-bottom: 1px solid #eee; vertical-align: top; } th { background: #f4f4f4; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.snippet { color: #444; font-size: 13px; } code { font-size: 12px; color: #666; }
+.site { margin-bottom: 18px; } svg { vertical-align: middle; }
+"""
+
+
+def _bar(share: float, width: int = 160) -> str:
+    w = max(0.0, min(1.0, share)) * width
+    return (f'<svg class="bar" width="{width}" height="12" role="img" aria-label="{100 * share:.0f}% removed">'
+            f'<rect width="{width}" height="12" fill="#e8f3ea"/><rect width="{w:.1f}" height="12" '
+            f'fill="#d0021b"/></svg>')
+
+
+def _histogram(shares: list[float], bins: int = 10, width: int = 200, height: int = 48) -> str:
+    """Pages by share of HTML removed, 0-100 % in ``bins`` bars."""
+    counts = [0] * bins
+    for s in shares:
+        counts[min(bins - 1, max(0, int(s * bins)))] += 1
+    top = max(counts) or 1
+    bw = width / bins
+    bars = "".join(
+        f'<rect class="hbar" x="{i * bw + 1:.1f}" y="{height - 14 - (c / top) * (height - 16):.1f}" '
+        f'width="{bw - 2:.1f}" height="{(c / top) * (height - 16):.1f}" fill="#d0021b">'
+        f"<title>{i * 100 // bins}-{(i + 1) * 100 // bins}% removed: {c} pages</title></rect>"
+        for i, c in enumerate(counts))
+    return (f'<svg class="histogram" width="{width}" height="{height}" role="img" '
+            f'aria-label="pages by share removed">{bars}'
+            f'<text x="0" y="{height - 2}" font-size="10">0%</text>'
+            f'<text x="{width - 28}" y="{height - 2}" font-size="10">100%</text></svg>')
+
+
+def render_report(sites: list[SiteReport], *, title: str = "scrapy-deboiler crawl report",
+                  mode: str = "content", stats: dict | None = None) -> str:
+    """The report's HTML."""
+    sites = sorted(sites, key=lambda s: (-s.pages, s.name))
+    pages = sum(s.pages for s in sites)
+    total_in = sum(s.bytes_in for s in sites)
+    total_out = sum(s.bytes_out for s in sites)
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
+             "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
+             "style-src 'unsafe-inline'; img-src data:\">"
+             f"<style>{STYLE}</style></head><body>",
+             f"<h1>{escape(title)}</h1>",
+             f"<p id='summary'>{len(sites)} sites, {pages} pages, {mode} mode; "
+             f"{100 * (1 - total_out / total_in) if total_in else 0:.0f}% of HTML removed overall. "
+             f"Written {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}.</p>",
+             "<table id='sites'><tr><th>site</th><th>pages</th><th>model</th><th>signatures</th>"
+             "<th>HTML removed</th><th></th><th>pages by share removed</th></tr>"]
+    for i, s in enumerate(sites):
+        share = 1 - s.bytes_out / s.bytes_in if s.bytes_in else 0.0
+        model = (f"{s.model_source}, {s.model_pages} pages" if s.model_source else "none")
+        parts.append(
+            f"<tr class='site-row'><td><a href='#site-{i}'>{escape(s.name or '?')}</a></td>"
+            f"<td class='num'>{s.pages}</td><td>{escape(model)}</td>"
+            f"<td class='num'>{s.boilerplate_signatures} / {s.signatures}</td>"
+            f"<td class='num share'>{100 * share:.0f}%</td><td>{_bar(share)}</td>"
+            f"<td>{_histogram(s.shares)}</td></tr>")
+    parts.append("</table>")
+    for i, s in enumerate(sites):
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(s.statuses.items()))
+        parts.append(f"<div class='site' id='site-{i}'><h2>{escape(s.name or '?')}</h2>"
+                     f"<p>{s.pages} pages ({escape(statuses)}); {s.bytes_in:,} characters of HTML in, "
+                     f"{s.bytes_out:,} out. Boilerplate signatures: {s.boilerplate_signatures} of "
+                     f"{s.signatures} shared subtrees.</p>")
+        if s.blocks:
+            parts.append("<table class='blocks'><tr><th>removed from</th><th>block (start of its text)</th>"
+                         "<th>signature</th></tr>")
+            for sig, n in sorted(s.blocks.items(), key=lambda kv: (-kv[1], kv[0]))[:10]:
+                parts.append(f"<tr><td class='num'>{n} pages</td><td class='snippet'>"
+                             f"{escape(s.snippets.get(sig) or '(no text)')}</td><td><code>{sig}</code></td></tr>")
+            parts.append("</table>")
+        if s.views:
+            links = " · ".join(f"<a class='view' href='{escape(href)}'>{escape(url)}</a>" for url, href in s.views)
+            parts.append(f"<p>Marked-up pages: {links}</p>")
+        parts.append("</div>")
+    if stats:
+        parts.append("<h2>Stats</h2><table id='stats'>" + "".join(
+            f"<tr><td>{escape(k)}</td><td class='num'>{escape(str(v))}</td></tr>"
+            for k, v in sorted(stats.items())) + "</table>")
+    parts.append("</body></html>")
+    return "".join(parts)
+
+
+def views_folder(report_path: str) -> str:
+    """Where a report's page views go: beside it, named after it."""
+    base, _ = os.path.splitext(report_path)
+    return base + "_pages"

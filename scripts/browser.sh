@@ -1,0 +1,9 @@
+# Sourced by test.sh: Debian's Chromium and ChromeDriver for the tests that
+# open the HTML this project writes (tests/test_views.py). Installed only
+# when missing; needs root or sudo, and Debian's package registry.
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    SUDO=""
+    if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+fi

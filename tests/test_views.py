@@ -1,0 +1,150 @@
+"""The HTML the project writes for people (``show`` views, the crawl
+report), opened in headless Chromium and checked from the rendered DOM.
+Screenshots go to ``artifacts/`` (or $DEBOILER_ARTIFACTS)."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import pytest_twisted
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+from crawling import crawl, serve_site, stat
+from scrapy_deboiler import Page, SignatureStore, SiteModel
+from scrapy_deboiler._cli import main
+from sitegen import site_pages
+from test_pipeline import check_all_items_reached_the_feed, close
+
+ARTIFACTS = Path(os.environ.get("DEBOILER_ARTIFACTS", Path(__file__).parent.parent / "artifacts"))
+RED, GREEN, BLUE = "rgb(208, 2, 27)", "rgb(46, 157, 58)", "rgb(31, 95, 209)"
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium look for downloads
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--window-size=1280,1600", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"),
+                              options=options)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    yield driver
+    driver.quit()
+
+
+def marks(browser):
+    """Every marked element of the rendered page: kind, outline colour, title, text."""
+    return browser.execute_script("""
+        return Array.from(document.querySelectorAll('[data-deboiler]')).map(e => ({
+            kind: e.dataset.deboiler, colour: getComputedStyle(e).outlineColor,
+            width: getComputedStyle(e).outlineWidth, title: e.title, text: e.innerText,
+            tag: e.tagName.toLowerCase(), visible: e.getBoundingClientRect().height > 0}));""")
+
+
+def legend_count(browser, kind):
+    return int(browser.execute_script(
+        f"return document.querySelector('#deboiler-legend .n-{kind}').textContent"))
+
+
+def test_show_marks_the_page_in_a_browser(tmp_path, browser):
+    pages = site_pages("shop.example", 8)
+    store = SignatureStore(tmp_path / "sigs")
+    store.save("shop.example", SiteModel.fit([Page(h, u) for u, h, _ in pages]))
+    url, html, article = pages[3]
+    # The page's own style must survive; its script and handler must not run.
+    html = html.replace("</head>", "<style>h1 { color: rgb(0, 128, 0) }</style></head>").replace(
+        "<body ", "<body onload=\"document.title='HACKED'\" ").replace(
+        "</body>", "<script>document.body.innerHTML = 'HACKED';</script></body>").replace(
+        "</article>", '</article><div class="comments"><h3>2 comments</h3><p class="comment">Great '
+        "article, thanks for writing it up so clearly.</p><p class='comment'>I disagree with the "
+        "second paragraph entirely.</p></div>")
+    src = tmp_path / "page.html"
+    src.write_text(html)
+    out = tmp_path / "view.html"
+    assert main(["show", str(src), "--url", url, "--signatures", str(tmp_path / "sigs"), "-o", str(out)]) == 0
+    browser.get(out.as_uri())
+    browser.save_screenshot(str(ARTIFACTS / "show.png"))
+    found = marks(browser)
+    by_kind = {k: [m for m in found if m["kind"] == k] for k in ("boilerplate", "kept", "main")}
+    assert "HACKED" not in browser.page_source and browser.title != "HACKED"
+    assert browser.execute_script("return document.scripts.length") == 0
+    assert browser.execute_script("return getComputedStyle(document.querySelector('h1')).color") == "rgb(0, 128, 0)"
+    # Boilerplate: the template's parts, outlined red, with their evidence on hover.
+    assert all(m["colour"] == RED and m["width"] == "3px" for m in by_kind["boilerplate"])
+    removed = " ".join(m["text"] for m in by_kind["boilerplate"])
+    for template_text in ("We use cookies", "Privacy policy", "Sign up for our newsletter", "About us"):
+        assert template_text in removed
+    assert all("shared by" in m["title"] and "neighbour pairs" in m["title"] for m in by_kind["boilerplate"])
+    # Main content: the article, outlined blue, none of it marked as boilerplate.
+    assert all(m["colour"] == BLUE for m in by_kind["main"])
+    main_text = " ".join(m["text"] for m in by_kind["main"])
+    for paragraph in article.split("\n")[2:]:
+        assert paragraph in main_text and paragraph not in removed
+    assert all("content score" in m["title"] for m in by_kind["main"] + by_kind["kept"])
+    # Kept by boilerplate removal (this page's own), left out of main content: the comments.
+    assert all(m["colour"] == GREEN for m in by_kind["kept"])
+    assert "Great article" in " ".join(m["text"] for m in by_kind["kept"])
+    # The legend is visible and its counts are the marks on the page.
+    assert browser.execute_script(
+        "const r = document.getElementById('deboiler-legend').getBoundingClientRect(); return r.width > 100")
+    for kind, ms in by_kind.items():
+        assert legend_count(browser, kind) == len(ms)
+    assert len(by_kind["boilerplate"]) >= 4 and len(by_kind["main"]) >= 5
+
+
+def test_show_reads_the_first_record_of_json_lines(tmp_path):
+    import json
+
+    pages = site_pages("shop.example", 5)
+    SignatureStore(tmp_path / "sigs").save("shop.example", SiteModel.fit([Page(h, u) for u, h, _ in pages]))
+    src = tmp_path / "pages.jsonl"
+    src.write_text("".join(json.dumps({"url": u, "html": h}) + "\n" for u, h, _ in pages))
+    out = tmp_path / "view.html"
+    assert main(["show", str(src), "--signatures", str(tmp_path / "sigs"), "-o", str(out),
+                 "--mode", "boilerplate"]) == 0
+    text = out.read_text()
+    assert 'data-deboiler="boilerplate"' in text and 'data-deboiler="main"' not in text
+    assert "Content-Security-Policy" in text and "<script" not in text
+
+
+@pytest_twisted.ensureDeferred
+async def test_crawl_report_in_a_browser(tmp_path, browser):
+    a, pa = serve_site(9, "alpha")
+    b, pb = serve_site(6, "beta")
+    report = tmp_path / "report.html"
+    try:
+        crawler, items = await crawl(tmp_path, [a, b], DEBOILER_REPORT=str(report))
+    finally:
+        close(pa)
+        close(pb)
+    check_all_items_reached_the_feed(crawler, items)
+    browser.get(report.as_uri())
+    browser.save_screenshot(str(ARTIFACTS / "report.png"))
+    rows = browser.execute_script("""
+        return Array.from(document.querySelectorAll('#sites tr.site-row')).map(r => ({
+            site: r.cells[0].innerText, pages: +r.cells[1].innerText, share: r.cells[4].innerText,
+            bar: +r.querySelector('svg.bar rect:nth-child(2)').getAttribute('width'),
+            hist: r.querySelectorAll('svg.histogram rect.hbar').length}));""")
+    sites = {r["site"]: r for r in rows}
+    ports = {a.split(":")[2].strip("/"): 9, b.split(":")[2].strip("/"): 6}
+    assert {s.split(":")[1]: r["pages"] for s, r in sites.items()} == ports
+    for r in rows:
+        share = int(r["share"].rstrip("%"))
+        assert 30 <= share <= 95 and r["bar"] == pytest.approx(160 * share / 100, abs=1.6) and r["hist"] == 10
+    body = browser.find_element("tag name", "body").text
+    assert "2 sites, 15 pages" in body
+    # The blocks removed most often: the template's, on every page of a site.
+    assert "Privacy policy" in body and "9 pages" in body
+    assert str(stat(crawler, "deboiler/items_cleaned")) in body
+    views = browser.execute_script("return Array.from(document.querySelectorAll('a.view')).map(a => a.href)")
+    assert len(views) == 6  # three pages per site
+    browser.get(views[0])
+    browser.save_screenshot(str(ARTIFACTS / "report-view.png"))
+    found = marks(browser)
+    assert any(m["kind"] == "boilerplate" and m["colour"] == RED for m in found)
+    assert any(m["kind"] == "main" and m["colour"] == BLUE for m in found)
