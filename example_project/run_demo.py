@@ -53,8 +53,9 @@ def main() -> int:
     urls = ",".join(u for u, _ in servers)
     print(f"demo website on {urls}")
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    report = os.path.join(os.path.dirname(os.path.abspath(args.out)), "report.html")
     cmd = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start_urls={urls}",
-           "-O", os.path.abspath(args.out)]
+           "-O", os.path.abspath(args.out), "-s", f"DEBOILER_REPORT={report}"]
     print("$", " ".join(cmd[1:]))
     code = subprocess.call(cmd, cwd=HERE)
     for _, server in servers:
@@ -63,6 +64,7 @@ def main() -> int:
         return code
     summarise(args.out)
     print(f"\nsignature files: {os.path.join(HERE, '.scrapy', 'deboiler')}")
+    print(f"crawl report (open in a browser): {report}")
     return 0
 
 
