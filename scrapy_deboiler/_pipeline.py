@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,7 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_MAX_PAGE_BYTES": Limits.max_bytes,
     "DEBOILER_MAX_PAGE_ELEMENTS": Limits.max_elements,
     "DEBOILER_MAX_HELD_BYTES": 128 * 1024 * 1024,
+    "DEBOILER_MAX_SITES": 10_000,
     "DEBOILER_REPORT": None,
     "DEBOILER_REPORT_VIEWS": 3,
     "DEBOILER_REPORT_VIEW_SITES": 20,
@@ -82,9 +84,8 @@ class _Site:
     reason: str = ""  # why the site has no model
     learned: list[tuple[str, frozenset[str]]] = field(default_factory=list)
     first_held: int = 0  # arrival number of its oldest held item
-    held_bytes: int = 0
+    held_bytes: int = 0  # of items waiting for the threshold (not for a fit in progress)
     report: SiteReport | None = None
-    samples: list[tuple[str, str | bytes, str | None]] | None = None  # report views to draw
     pages: int = 0
     bytes_in: int = 0
     bytes_out: int = 0
@@ -157,7 +158,11 @@ class DeboilerPipeline:
         directory = data_path(get("DEBOILER_SIGNATURES_DIR"), createdir=True)
         self.store = load_object(get("DEBOILER_STORE"))(directory)
         self.directory = directory
-        self.sites: dict[str, _Site] = {}
+        # Least recently used first: idle sites beyond DEBOILER_MAX_SITES are
+        # forgotten (their models are in the store) so broad crawls stay flat.
+        self.sites: OrderedDict[str, _Site] = OrderedDict()
+        self.max_sites = max(1, s.getint("DEBOILER_MAX_SITES", DEFAULTS["DEBOILER_MAX_SITES"]))
+        self.reports: dict[str, SiteReport] = {}
         self.held = 0
         self.held_bytes = 0
         self._arrivals = 0
@@ -206,15 +211,13 @@ class DeboilerPipeline:
         name = site_of_url(url)
         site = self.sites.get(name)
         if site is None:
-            site = self.sites[name] = _Site(name)
-            self._load(site)
-            if self.explain:
-                site.report = SiteReport(name)
-                if self._viewed_sites < self.report_view_sites:
-                    self._viewed_sites += 1
-                    site.samples = []
-        if site.samples is not None and len(site.samples) < self.report_views and len(html) <= _VIEW_MAX_CHARS:
-            site.samples.append((url, html, encoding if isinstance(encoding, str) else None))
+            site = self._new_site(name)
+        else:
+            self.sites.move_to_end(name)
+        rep = site.report
+        if rep is not None and rep.samples is not None and len(rep.samples) < self.report_views \
+                and len(html) <= _VIEW_MAX_CHARS:
+            rep.samples.append((url, html, encoding if isinstance(encoding, str) else None))
         self._inc("bytes_in", len(html))
         site.bytes_in += len(html)
         if site.model is not None:
@@ -225,8 +228,9 @@ class DeboilerPipeline:
         self._arrivals += 1
         site.held.append(_Held(item, url, html, encoding if isinstance(encoding, str) else None, waiter))
         self.held += 1
-        self.held_bytes += len(html)
-        site.held_bytes += len(html)
+        if not site.busy:  # waiting for the threshold: what DEBOILER_MAX_HELD_BYTES bounds
+            self.held_bytes += len(html)
+            site.held_bytes += len(html)
         self._inc("items_held")
         self.stats.max_value("deboiler/max_held", self.held)
         if not site.busy and site.model is None and len(site.held) >= self.min_pages:
@@ -237,7 +241,6 @@ class DeboilerPipeline:
             except Exception:  # the item is held already: its waiter answers for it
                 logger.exception("deboiler: releasing sites over DEBOILER_MAX_HELD_BYTES failed")
                 self._inc("errors")
-        # Bytes of items still held, fits in progress included.
         self.stats.max_value("deboiler/max_held_bytes", self.held_bytes)
         return await maybe_deferred_to_future(waiter)
 
@@ -264,6 +267,43 @@ class DeboilerPipeline:
         except Exception:
             pass
         return item
+
+    def _new_site(self, name: str) -> _Site:
+        site = self.sites[name] = _Site(name)
+        self._inc("sites")
+        self._load(site)
+        if self.explain:
+            site.report = self.reports.get(name)
+            if site.report is None:
+                site.report = self.reports[name] = SiteReport(name)
+                if self._viewed_sites < self.report_view_sites:
+                    self._viewed_sites += 1
+                    site.report.samples = []
+        if len(self.sites) > self.max_sites:
+            self._evict()
+        return site
+
+    def _evict(self) -> None:
+        """Forget the least recently seen idle sites beyond DEBOILER_MAX_SITES.
+        Their models are in the store and are read again if they come back."""
+        for name in list(self.sites)[:-1]:  # never the site just seen
+            if len(self.sites) <= self.max_sites:
+                break
+            site = self.sites[name]
+            if site.held or site.busy:
+                continue
+            if len(site.learned) >= 2 and site.model is not None:
+                self._learn(site)
+            self._describe(site)
+            del self.sites[name]
+            self._inc("sites_evicted")
+
+    def _describe(self, site: _Site) -> None:
+        """Copy what the report says of a site's model into its report."""
+        rep = site.report
+        if rep is not None and site.model is not None:
+            rep.model_source, rep.model_pages = site.source, site.model.pages
+            rep.signatures, rep.boilerplate_signatures = len(site.model.support), len(site.model.boilerplate)
 
     def _load(self, site: _Site) -> None:
         try:
@@ -369,6 +409,8 @@ class DeboilerPipeline:
         if site.busy or not site.held:
             return
         held, site.held = site.held, []
+        self.held_bytes -= site.held_bytes
+        site.held_bytes = 0
         try:
             self._release_held(site, held, reason)
         except Exception as e:  # held items must never be stranded
@@ -446,8 +488,6 @@ class DeboilerPipeline:
 
     def _unhold(self, site: _Site, h: _Held) -> None:
         self.held -= 1
-        self.held_bytes -= len(h.html)
-        site.held_bytes -= len(h.html)
 
     def _pass_unchanged(self, site: _Site, h: _Held, reason: str) -> None:
         """Release a held item without cleaning it (no model can be had)."""
@@ -531,18 +571,24 @@ class DeboilerPipeline:
             site.held = []
             if len(site.learned) >= 2 and site.model is not None:
                 self._learn(site)
-        self.stats.set_value("deboiler/sites", len(self.sites))
         if self.report_path:
             try:
                 self._write_report()
             except Exception:
                 logger.exception("deboiler: cannot write the report %s", self.report_path)
                 self._inc("errors")
-        for site in sorted(self.sites.values(), key=lambda s: s.name):
-            if site.pages:
-                logger.info("deboiler: %s: %d pages, %s, %.0f%% of HTML removed", site.name or "?",
-                            site.pages, f"model {site.source}" if site.model else "no model",
-                            100 * (1 - site.bytes_out / max(1, site.bytes_in)))
+        # One line per site for the largest 20 sites in memory, then the whole crawl.
+        largest = sorted((s for s in self.sites.values() if s.pages), key=lambda s: (-s.pages, s.name))
+        for site in largest[:20]:
+            logger.info("deboiler: %s: %d pages, %s, %.0f%% of HTML removed", site.name or "?",
+                        site.pages, f"model {site.source}" if site.model else "no model",
+                        100 * (1 - site.bytes_out / max(1, site.bytes_in)))
+        get = self.stats.get_value
+        logger.info("deboiler: %d sites, %d items: %d cleaned, %d single pages, %d unchanged, "
+                    "%d skipped, %d errors", get("deboiler/sites", 0), get("deboiler/items_seen", 0),
+                    get("deboiler/items_cleaned", 0), get("deboiler/items_single_page", 0),
+                    get("deboiler/items_unchanged", 0), get("deboiler/items_skipped", 0),
+                    get("deboiler/items_error", 0))
 
     # -- report ----------------------------------------------------------
 
@@ -551,27 +597,33 @@ class DeboilerPipeline:
         pages kept as samples (``scrapy-deboiler show``'s output)."""
         folder = views_folder(self.report_path)
         reports = []
-        for site in sorted(self.sites.values(), key=lambda s: s.name):
-            rep = site.report
-            if rep is None or not rep.pages:
+        for name, rep in sorted(self.reports.items()):
+            if not rep.pages:
                 continue
-            if site.model is not None:
-                rep.model_source, rep.model_pages = site.source, site.model.pages
-                rep.signatures, rep.boilerplate_signatures = len(site.model.support), len(site.model.boilerplate)
-            for k, (url, html, enc) in enumerate(site.samples or ()):
+            site = self.sites.get(name)
+            if site is not None:
+                self._describe(site)
+                model = site.model
+            else:  # forgotten (DEBOILER_MAX_SITES): its model is in the store
+                try:
+                    model = self.store.load(name)
+                except Exception:
+                    model = None
+            for k, (url, html, enc) in enumerate(rep.samples or ()):
                 try:
                     page = Page(html, url, enc, self.params.scheme, self.limits)
                     if page.skipped is not None:
                         continue
-                    out, _ = annotate_page(page, site.model, mode=self.mode, site=site.name)
+                    out, _ = annotate_page(page, model, mode=self.mode, site=name)
                 except Exception:
                     logger.exception("deboiler: cannot draw %s for the report", url)
                     continue
-                name = f"{site_filename(site.name)[:-5]}-{k}.html"
+                filename = f"{site_filename(name)[:-5]}-{k}.html"
                 os.makedirs(folder, exist_ok=True)
-                with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+                with open(os.path.join(folder, filename), "w", encoding="utf-8") as f:
                     f.write(out)
-                rep.views.append((url, f"{os.path.basename(folder)}/{name}"))
+                rep.views.append((url, f"{os.path.basename(folder)}/{filename}"))
+            rep.samples = None
             reports.append(rep)
         stats = {k: v for k, v in self.stats.get_stats().items() if k.startswith("deboiler/")}
         html = render_report(reports, mode=self.mode, stats=stats)

@@ -34,6 +34,8 @@ class SiteReport:
     blocks: Counter = field(default_factory=Counter)  # signature -> pages it was removed from
     snippets: dict[str, str] = field(default_factory=dict)
     views: list[tuple[str, str]] = field(default_factory=list)  # (page URL, relative link)
+    #: Pages kept to draw views of at the end (url, html, encoding), or None.
+    samples: list[tuple[str, str | bytes, str | None]] | None = None
 
     def add_page(self, status: str, html_chars: int, clean_chars: int,
                  removed_blocks: list[tuple[str, str]]) -> None:
