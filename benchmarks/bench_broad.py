@@ -6,7 +6,8 @@ A local HTTP server (in this process) serves N sites of a few pages (about
 10 KB each, sharing a template per site). Each crawl runs in a fresh process
 with the pipeline off, on with its defaults, and on with Scrapy's scraper
 slot opened wide (SCRAPER_SLOT_MAX_ACTIVE_SIZE 1 GiB, as broad crawls often
-set it) with and without DEBOILER_MAX_HELD_BYTES. Items carry a URL on the
+set it) with and without DEBOILER_MAX_HELD_BYTES, and with DEBOILER_MAX_SITES
+lowered to 500 (sites kept in memory). Items carry a URL on the
 site's own host name (s17.broad.test) so the pipeline sees N sites, while
 every request goes to 127.0.0.1. No site reaches DEBOILER_MIN_PAGES.
 Reports pages/s, peak RSS and the largest number of bytes held.
@@ -71,6 +72,7 @@ print(json.dumps({
 CONFIGS = {
     "off": {},
     "on, defaults": {"ADDONS": {"scrapy_deboiler.Addon": 100}},
+    "on, DEBOILER_MAX_SITES 500": {"ADDONS": {"scrapy_deboiler.Addon": 100}, "DEBOILER_MAX_SITES": 500},
     "on, wide slot, budget 16 MiB": {"ADDONS": {"scrapy_deboiler.Addon": 100},
                                      "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 2**30,
                                      "DEBOILER_MAX_HELD_BYTES": 16 * 2**20},
