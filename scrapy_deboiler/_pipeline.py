@@ -149,7 +149,12 @@ class DeboilerPipeline:
         self.limits = Limits(
             max_bytes=s.getint("DEBOILER_MAX_PAGE_BYTES", DEFAULTS["DEBOILER_MAX_PAGE_BYTES"]),
             max_elements=s.getint("DEBOILER_MAX_PAGE_ELEMENTS", DEFAULTS["DEBOILER_MAX_PAGE_ELEMENTS"]))
-        self.max_held_bytes = s.getint("DEBOILER_MAX_HELD_BYTES", DEFAULTS["DEBOILER_MAX_HELD_BYTES"])
+        # Held items keep their responses in Scrapy's scraper slot; a full slot
+        # stops all downloads until the watchdog notices. Releasing the oldest
+        # sites before half the slot is held avoids those stalls.
+        self.max_held_bytes = min(
+            s.getint("DEBOILER_MAX_HELD_BYTES", DEFAULTS["DEBOILER_MAX_HELD_BYTES"]),
+            s.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE", 5_000_000) // 2)
         self.report_path = get("DEBOILER_REPORT")
         self.explain = bool(self.report_path)
         self.report_views = s.getint("DEBOILER_REPORT_VIEWS", DEFAULTS["DEBOILER_REPORT_VIEWS"])

@@ -64,8 +64,9 @@ class SiteSpider(scrapy.Spider):
     custom_settings = {"DEPTH_LIMIT": 1}
 
     def __init__(self, *args, close_after: int | None = None, items_per_page: int = 1,
-                 item_type=dict, **kwargs):
+                 item_type=dict, html_chars: int | None = None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.html_chars = html_chars  # items carry only this much of the page
         self.item_type = item_type
         self.close_after = close_after
         self.items_per_page = items_per_page
@@ -79,7 +80,10 @@ class SiteSpider(scrapy.Spider):
             raise scrapy.exceptions.CloseSpider("enough")
         for k in range(self.items_per_page):
             self.yielded += 1
-            yield self.item_type(url=response.url if k == 0 else f"{response.url}#{k}", n=self.yielded)
+            item = self.item_type(url=response.url if k == 0 else f"{response.url}#{k}", n=self.yielded)
+            if self.html_chars is not None:
+                item["html"] = response.text[:self.html_chars]
+            yield item
 
 
 def settings(tmp_path: Path, **extra) -> dict:

@@ -162,6 +162,8 @@ async def test_engine_shutdown_with_items_held(tmp_path):
 
 @pytest_twisted.ensureDeferred
 async def test_scraper_slot_far_below_the_held_bytes(tmp_path):
+    """Held items are released before they fill half the scraper slot, the
+    oldest sites first, so downloads never stall on them."""
     a, pa = serve_site(40, "alpha", paragraphs=20)  # pages of about 12 KB
     try:
         crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=30,
@@ -170,8 +172,27 @@ async def test_scraper_slot_far_below_the_held_bytes(tmp_path):
         close(pa)
     check_all_items_reached_the_feed(crawler, items)
     assert len(items) == 40
-    assert stat(crawler, "deboiler/released/starved") >= 1
+    assert stat(crawler, "deboiler/released/budget") >= 1
+    assert stat(crawler, "deboiler/max_held_bytes") <= 20_000 + 13_000
     assert all(i["deboiler"]["status"] == "cleaned" for i in items)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_starved_scraper_slot_is_noticed(tmp_path):
+    """Items carrying far less HTML than their responses weigh: the slot
+    fills while the held bytes stay under the budget; the watchdog sees
+    the crawl starved and releases them."""
+    a, pa = serve_site(40, "alpha", paragraphs=20)
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=30,
+                                     SCRAPER_SLOT_MAX_ACTIVE_SIZE=40_000,
+                                     spider_kwargs={"html_chars": 300})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 40
+    assert stat(crawler, "deboiler/released/starved") >= 1
+    assert stat(crawler, "deboiler/released/budget") == 0
 
 
 @pytest_twisted.ensureDeferred
