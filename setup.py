@@ -50,7 +50,7 @@ setup(
             "parsel>=1.8",
         ],
         "bench": ["deboiler==2023.46.150", "trafilatura>=2,<3"],
-        "train": ["numpy>=1.24"],
+        "train": ["numpy>=1.24", "scikit-learn>=1.3,<2"],
     },
     ext_modules=extensions(),
     entry_points={"console_scripts": ["scrapy-deboiler=scrapy_deboiler._cli:main"]},

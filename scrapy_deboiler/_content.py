@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from array import array
 from operator import mul
 import re
 from dataclasses import dataclass, field
@@ -23,6 +24,11 @@ from html import escape
 from lxml import etree
 
 from ._text import BLOCK_TAGS, SKIP_TAGS
+
+try:
+    from . import _speedups
+except ImportError:  # not built: the Python walk gives the same scores
+    _speedups = None
 
 __all__ = ["Block", "ContentModel", "block_features", "judge_blocks", "keep", "page_blocks",
            "select_content"]
@@ -196,12 +202,18 @@ def second_pass(rows: list[list[float]], first: list[float]) -> list[list[float]
 
 
 class ContentModel:
-    """Two logistic regressions over standardised features."""
+    """The block scorer: a gradient-boosted tree ensemble (``kind: trees``)
+    or two logistic regressions (``kind: linear``, the second seeing its
+    neighbours' first scores), as ``benchmarks/train_content.py`` writes."""
 
     def __init__(self, data: dict) -> None:
-        self.first = self._fold(data["first"])
-        self.second = self._fold(data["second"])
         self.threshold = float(data["threshold"])
+        self.kind = data.get("kind", "linear")
+        if self.kind == "trees":
+            self.trees = _Trees(data["trees"])
+        else:
+            self.first = self._fold(data["first"])
+            self.second = self._fold(data["second"])
 
     @staticmethod
     def _fold(layer: dict) -> tuple[float, list[float]]:
@@ -218,15 +230,51 @@ class ContentModel:
     @staticmethod
     def _score(layer: tuple[float, list[float]], rows: list[list[float]]) -> list[float]:
         bias, w = layer
-        out = []
-        for row in rows:
-            z = bias + sum(map(mul, w, row))
-            out.append(1 / (1 + math.exp(-max(-30.0, min(30.0, z)))))
-        return out
+        return [_sigmoid(bias + sum(map(mul, w, row))) for row in rows]
 
     def scores(self, rows: list[list[float]]) -> list[float]:
+        if self.kind == "trees":
+            return [_sigmoid(z) for z in self.trees.raw(rows)]
         first = self._score(self.first, rows)
         return self._score(self.second, second_pass(rows, first))
+
+
+def _sigmoid(z: float) -> float:
+    return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+class _Trees:
+    """A tree ensemble in flat arrays: node i tests ``row[feature[i]] <=
+    threshold[i]`` and goes to ``left[i]`` or ``right[i]``; leaves have
+    ``left[i] == -1`` and add ``value[i]``. ``roots`` are the trees' first
+    nodes; the raw score is ``base`` plus one leaf value per tree."""
+
+    def __init__(self, data: dict) -> None:
+        self.base = float(data["base"])
+        self.feature = array("i", data["feature"])
+        self.threshold = array("d", data["threshold"])
+        self.left = array("i", data["left"])
+        self.right = array("i", data["right"])
+        self.value = array("d", data["value"])
+        self.roots = array("i", data["roots"])
+
+    def raw(self, rows: list[list[float]]) -> list[float]:
+        if _speedups is not None:
+            return _speedups.score_trees(rows, self.feature, self.threshold, self.left, self.right,
+                                         self.value, self.roots, self.base)
+        return self.raw_py(rows)
+
+    def raw_py(self, rows: list[list[float]]) -> list[float]:
+        feature, threshold, left, right, value = self.feature, self.threshold, self.left, self.right, self.value
+        out = []
+        for row in rows:
+            total = self.base
+            for node in self.roots:
+                while left[node] >= 0:
+                    node = left[node] if row[feature[node]] <= threshold[node] else right[node]
+                total += value[node]
+            out.append(total)
+        return out
 
 
 def keep(scores: list[float], threshold: float) -> list[bool]:

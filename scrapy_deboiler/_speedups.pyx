@@ -421,3 +421,27 @@ def tree_text(object root, dict classes):
         return PyBytes_FromStringAndSize(out.data, out.len).decode("utf-8", "surrogatepass")
     finally:
         free(out.data)
+
+
+def score_trees(list rows, const int[:] feature, const double[:] threshold, const int[:] left,
+                const int[:] right, const double[:] value, const int[:] roots, double base):
+    """Sum of a tree ensemble's leaf values per row, plus ``base`` (raw
+    scores; ``_content.TreeModel`` defines the layout and checks this
+    against its Python walk). A node is a leaf when ``left`` is -1."""
+    cdef Py_ssize_t n = len(rows), r, t, node, ntrees = roots.shape[0]
+    cdef double total
+    cdef list out = [0.0] * n
+    cdef list row
+    for r in range(n):
+        row = rows[r]
+        total = base
+        for t in range(ntrees):
+            node = roots[t]
+            while left[node] >= 0:
+                if <double>row[feature[node]] <= threshold[node]:
+                    node = left[node]
+                else:
+                    node = right[node]
+            total += value[node]
+        out[r] = total
+    return out

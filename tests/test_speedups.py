@@ -88,3 +88,17 @@ def html_docs(draw, depth=0):
 @given(html_docs())
 def test_random_pages(html):
     same(parse_html(f"<html><body>{html}</body></html>").root)
+
+
+def test_compiled_tree_scores_equal_the_python_walk():
+    """The shipped content model's trees, on the blocks of generated pages."""
+    from scrapy_deboiler._content import block_features, default_model, page_blocks
+
+    model = default_model()
+    assert model.kind == "trees"
+    rows = []
+    for _, html, _ in site_pages("trees.example", 5):
+        root = parse_html(html).root
+        rows += block_features(page_blocks(root), root.findtext(".//title") or "")
+    assert rows
+    assert model.trees.raw(rows) == model.trees.raw_py(rows)
