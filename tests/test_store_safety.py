@@ -111,3 +111,21 @@ def test_nothing_in_a_file_is_executed_or_imported(tmp_path):
                                 "signatures": {}}))
     with pytest.raises(SignatureFileError, match="bad 'params'"):
         load_model(path)
+
+
+def test_two_fit_jobs_on_one_store_at_once(tmp_path):
+    """Two processes fitting the same 30 sites into one store, at once."""
+    from sitegen import site_pages
+
+    pages = tmp_path / "pages.jsonl"
+    with pages.open("w") as f:
+        for s in range(30):
+            for url, html, _ in site_pages(f"s{s}.example", 4):
+                f.write(json.dumps({"url": url, "html": html}) + "\n")
+    cmd = [sys.executable, "-m", "scrapy_deboiler", "fit", str(pages), "--signatures",
+           str(tmp_path / "sigs"), "--refit"]
+    jobs = [subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    assert [j.wait() for j in jobs] == [0, 0], [j.stderr.read() for j in jobs]
+    store = SignatureStore(tmp_path / "sigs")
+    assert len(list(store)) == 30 and not list((tmp_path / "sigs").glob("*.tmp"))
+    assert all(store.load(f"s{s}.example").pages == 4 for s in range(30))
