@@ -4,7 +4,6 @@ fitted, then clean them (and every later item of the site) in flight."""
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -25,9 +24,8 @@ from ._clean import CleanResult, Page, clean_page
 from ._engine import crawl_state
 from ._limits import Limits, Skip, check_page
 from ._model import FitParams, SiteModel
-from ._report import SiteReport, render_report, views_folder
-from ._show import annotate_page
-from ._store import SignatureFileError, site_filename
+from ._report import SiteReport, write_report
+from ._store import SignatureFileError
 from ._urls import site_of_url
 
 __all__ = ["DeboilerPipeline"]
@@ -599,41 +597,18 @@ class DeboilerPipeline:
 
     def _write_report(self) -> None:
         """DEBOILER_REPORT: the report, and beside it marked-up views of the
-        pages kept as samples (``scrapy-deboiler show``'s output)."""
-        folder = views_folder(self.report_path)
-        reports = []
-        for name, rep in sorted(self.reports.items()):
-            if not rep.pages:
-                continue
+        pages kept as samples."""
+        def model_of(name: str) -> SiteModel | None:
             site = self.sites.get(name)
             if site is not None:
                 self._describe(site)
-                model = site.model
-            else:  # forgotten (DEBOILER_MAX_SITES): its model is in the store
-                try:
-                    model = self.store.load(name)
-                except Exception:
-                    model = None
-            for k, (url, html, enc) in enumerate(rep.samples or ()):
-                try:
-                    page = Page(html, url, enc, self.params.scheme, self.limits)
-                    if page.skipped is not None:
-                        continue
-                    out, _ = annotate_page(page, model, mode=self.mode, site=name)
-                except Exception:
-                    logger.exception("deboiler: cannot draw %s for the report", url)
-                    continue
-                filename = f"{site_filename(name)[:-5]}-{k}.html"
-                os.makedirs(folder, exist_ok=True)
-                with open(os.path.join(folder, filename), "w", encoding="utf-8") as f:
-                    f.write(out)
-                rep.views.append((url, f"{os.path.basename(folder)}/{filename}"))
-            rep.samples = None
-            reports.append(rep)
+                return site.model
+            try:  # forgotten (DEBOILER_MAX_SITES): its model is in the store
+                return self.store.load(name)
+            except Exception:
+                return None
+
         stats = {k: v for k, v in self.stats.get_stats().items() if k.startswith("deboiler/")}
-        html = render_report(reports, mode=self.mode, stats=stats)
-        directory = os.path.dirname(os.path.abspath(self.report_path))
-        os.makedirs(directory, exist_ok=True)
-        with open(self.report_path, "w", encoding="utf-8") as f:
-            f.write(html)
+        write_report(self.report_path, list(self.reports.values()), model_of, mode=self.mode,
+                     limits=self.limits, scheme=self.params.scheme, stats=stats)
         logger.info("deboiler: report written to %s", self.report_path)

@@ -4,13 +4,24 @@ and links to marked-up views of a few pages (``_show``)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
 
-__all__ = ["SiteReport", "render_report"]
+from ._clean import Page
+from ._limits import Limits
+from ._model import SiteModel
+from ._show import annotate_page
+from ._signatures import SignatureScheme
+from ._store import site_filename
+
+__all__ = ["SiteReport", "render_report", "write_report"]
+
+logger = logging.getLogger(__name__)
 
 #: Bounds on what one site keeps for its report, whatever the crawl's size.
 MAX_SHARES = 5000
@@ -143,3 +154,34 @@ def views_folder(report_path: str) -> str:
     """Where a report's page views go: beside it, named after it."""
     base, _ = os.path.splitext(report_path)
     return base + "_pages"
+
+
+def write_report(path: str, reports: list[SiteReport], model_of: Callable[[str], SiteModel | None], *,
+                 mode: str, limits: Limits, scheme: SignatureScheme, stats: dict | None = None) -> None:
+    """Write the report to ``path`` and the views of each site's kept pages
+    (``SiteReport.samples``) into the folder beside it."""
+    folder = views_folder(path)
+    shown = []
+    for rep in sorted(reports, key=lambda r: r.name):
+        if not rep.pages:
+            continue
+        model = model_of(rep.name)
+        for k, (url, html, enc) in enumerate(rep.samples or ()):
+            try:
+                page = Page(html, url, enc, scheme, limits)
+                if page.skipped is not None:
+                    continue
+                out, _ = annotate_page(page, model, mode=mode, site=rep.name)
+            except Exception:
+                logger.exception("cannot draw %s for the report", url)
+                continue
+            filename = f"{site_filename(rep.name)[:-5]}-{k}.html"
+            os.makedirs(folder, exist_ok=True)
+            with open(os.path.join(folder, filename), "w", encoding="utf-8") as f:
+                f.write(out)
+            rep.views.append((url, f"{os.path.basename(folder)}/{filename}"))
+        rep.samples = None
+        shown.append(rep)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(render_report(shown, mode=mode, stats=stats))
