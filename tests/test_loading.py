@@ -62,3 +62,22 @@ def test_comments_and_processing_instructions_are_dropped():
     root = parse_html("<p>a<!-- hidden -->b<?php echo 1 ?>c</p>").root
     assert tree_text(root) == "abc"
     assert not any(isinstance(e, (etree._Comment, etree._ProcessingInstruction)) for e in root.iter())
+
+
+def test_a_title_never_closed_does_not_swallow_the_page():
+    page = ("<html><head><title>Weekly notes\n<script>var x = 1;</script></head><body>"
+            + "<p>The article has a great deal of text in it, sentence after sentence.</p>" * 12
+            + "</body></html>")
+    parsed = parse_html(page)
+    assert parsed.notes == ["title-closed"]
+    assert parsed.root.findtext(".//title") == "Weekly notes"
+    assert tree_text(parsed.root).count("sentence after sentence") == 12
+
+
+def test_body_content_kept_in_head_by_an_unknown_tag_is_moved_to_the_body():
+    page = ("<html><head><title>T</title><meta charset='utf-8'><mbox><table><tr><td>"
+            "<p>Words of the page itself.</p></td></tr></table></head></html>")
+    parsed = parse_html(page)
+    assert "body-recovered" in parsed.notes
+    assert tree_text(parsed.root) == "Words of the page itself."
+    assert parsed.root.find("body/mbox") is not None
