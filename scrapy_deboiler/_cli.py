@@ -1,4 +1,4 @@
-"""The ``scrapy-deboiler`` command: clean, fit and inspect."""
+"""The ``scrapy-deboiler`` command: clean, fit, inspect, show and evaluate."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from collections import Counter
 from ._batch import BatchOptions, clean_file, fit_file, open_text
 from ._clean import Page
 from ._evaluate import evaluate
-from ._show import annotate_page
-from ._urls import site_of_url
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import FitParams
+from ._show import annotate_page
 from ._store import SignatureFileError, SignatureStore, load_model, model_from_json
+from ._urls import site_of_url
 
 __all__ = ["main"]
 

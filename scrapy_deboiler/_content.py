@@ -2,12 +2,12 @@
 
 After the site's boilerplate is gone, what remains still holds whatever
 differs between pages: related links, comments, bylines, teasers. Each text
-block (the text between block-level tags) is scored by a small linear model
-over shallow features (boilerpipe's word count and link density, position
-relative to the page's largest blocks and title, class/id hints of its
-ancestors), twice: the second pass also sees its neighbours' first-pass
-scores. The weights are plain data (``content_model.json``) made by
-``benchmarks/train_content.py`` with cross-validation split by site.
+block (the text between block-level tags) is scored from shallow features
+(boilerpipe's word count and link density, position relative to the page's
+largest blocks and title, class/id hints of its ancestors, its neighbours)
+by a small gradient-boosted tree ensemble. The trees are plain data
+(``content_model.json``) made by ``benchmarks/train_content.py`` with
+cross-validation split by site.
 """
 
 from __future__ import annotations
@@ -257,6 +257,13 @@ class _Trees:
         self.right = array("i", data["right"])
         self.value = array("d", data["value"])
         self.roots = array("i", data["roots"])
+        # The compiled walk trusts these indexes: check them once here.
+        n = len(self.value)
+        if not (len(self.feature) == len(self.threshold) == len(self.left) == len(self.right) == n
+                and all(0 <= f < 1000 for f in self.feature) and all(0 <= r < n for r in self.roots)
+                and all(-1 <= c < n for c in self.left) and all(-1 <= c < n for c in self.right)
+                and all((a < 0) == (b < 0) for a, b in zip(self.left, self.right))):
+            raise ValueError("content model: inconsistent tree arrays")
 
     def raw(self, rows: list[list[float]]) -> list[float]:
         if _speedups is not None:

@@ -428,12 +428,17 @@ def score_trees(list rows, const int[:] feature, const double[:] threshold, cons
     """Sum of a tree ensemble's leaf values per row, plus ``base`` (raw
     scores; ``_content.TreeModel`` defines the layout and checks this
     against its Python walk). A node is a leaf when ``left`` is -1."""
-    cdef Py_ssize_t n = len(rows), r, t, node, ntrees = roots.shape[0]
+    cdef Py_ssize_t n = len(rows), r, t, node, ntrees = roots.shape[0], i, widest = -1
     cdef double total
     cdef list out = [0.0] * n
     cdef list row
+    for i in range(feature.shape[0]):  # rows are read unchecked below
+        if feature[i] > widest:
+            widest = feature[i]
     for r in range(n):
         row = rows[r]
+        if len(row) <= widest:
+            raise IndexError(f"row {r} has {len(row)} features; the trees read feature {widest}")
         total = base
         for t in range(ntrees):
             node = roots[t]
