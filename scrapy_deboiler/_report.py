@@ -56,8 +56,10 @@ class SiteReport:
         self.bytes_out += clean_chars
         if len(self.shares) < MAX_SHARES and html_chars:
             self.shares.append(1 - clean_chars / html_chars)
+        seen: set[str] = set()  # a block repeated on a page counts once for it
         for sig, text in removed_blocks:
-            if sig in self.blocks or len(self.blocks) < MAX_DISTINCT_BLOCKS:
+            if sig not in seen and (sig in self.blocks or len(self.blocks) < MAX_DISTINCT_BLOCKS):
+                seen.add(sig)
                 self.blocks[sig] += 1
                 self.snippets.setdefault(sig, text)
 

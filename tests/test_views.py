@@ -138,8 +138,12 @@ async def test_crawl_report_in_a_browser(tmp_path, browser):
         assert 30 <= share <= 95 and r["bar"] == pytest.approx(160 * share / 100, abs=1.6) and r["hist"] == 10
     body = browser.find_element("tag name", "body").text
     assert "2 sites, 15 pages" in body
-    # The blocks removed most often: the template's, on every page of a site.
+    # The blocks removed most often: the template's, on every page of a site,
+    # and no block from more pages than the site has.
     assert "Privacy policy" in body and "9 pages" in body
+    counts = browser.execute_script(
+        "return Array.from(document.querySelectorAll('table.blocks td.num')).map(td => parseInt(td.innerText))")
+    assert counts and max(counts) == 9
     assert str(stat(crawler, "deboiler/items_cleaned")) in body
     views = browser.execute_script("return Array.from(document.querySelectorAll('a.view')).map(a => a.href)")
     assert len(views) == 6  # three pages per site
@@ -148,3 +152,13 @@ async def test_crawl_report_in_a_browser(tmp_path, browser):
     found = marks(browser)
     assert any(m["kind"] == "boilerplate" and m["colour"] == RED for m in found)
     assert any(m["kind"] == "main" and m["colour"] == BLUE for m in found)
+
+
+def test_a_block_repeated_on_a_page_counts_once_for_it():
+    from scrapy_deboiler._report import SiteReport, render_report
+
+    rep = SiteReport("x.example")
+    for _ in range(3):  # three pages, each with three "Reply" buttons and one nav
+        rep.add_page("cleaned", 1000, 400, [("a" * 16, "Reply")] * 3 + [("b" * 16, "Home News")])
+    assert rep.blocks == {"a" * 16: 3, "b" * 16: 3} and rep.pages == 3
+    assert "3 pages" in render_report([rep]) and "9 pages" not in render_report([rep])
