@@ -218,9 +218,8 @@ class DeboilerPipeline:
         else:
             self.sites.move_to_end(name)
         rep = site.report
-        if rep is not None and rep.samples is not None and len(rep.samples) < self.report_views \
-                and len(html) <= _VIEW_MAX_CHARS:
-            rep.samples.append((url, html, encoding if isinstance(encoding, str) else None))
+        if rep is not None and rep.samples is not None and len(html) <= _VIEW_MAX_CHARS:
+            rep.sample(url, html, encoding if isinstance(encoding, str) else None, self.report_views)
         self._inc("bytes_in", len(html))
         site.bytes_in += len(html)
         if site.model is not None:

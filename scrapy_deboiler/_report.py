@@ -8,6 +8,7 @@ import logging
 import os
 import time
 from collections import Counter
+from hashlib import blake2b
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
@@ -22,6 +23,10 @@ from ._store import site_filename
 __all__ = ["SiteReport", "render_report", "write_report"]
 
 logger = logging.getLogger(__name__)
+
+def _url_key(url: str) -> bytes:
+    return blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
 
 #: Bounds on what one site keeps for its report, whatever the crawl's size.
 MAX_SHARES = 5000
@@ -47,6 +52,17 @@ class SiteReport:
     views: list[tuple[str, str]] = field(default_factory=list)  # (page URL, relative link)
     #: Pages kept to draw views of at the end (url, html, encoding), or None.
     samples: list[tuple[str, str | bytes, str | None]] | None = None
+
+    def sample(self, url: str, html: str | bytes, encoding: str | None, keep: int) -> None:
+        """Keep the ``keep`` pages whose URLs hash lowest: a spread over the
+        site (not its first pages, often index and legal pages) that does
+        not depend on the order pages arrive in."""
+        if self.samples is None or keep <= 0:
+            return
+        self.samples.append((url, html, encoding))
+        if len(self.samples) > keep:
+            self.samples.sort(key=lambda s: _url_key(s[0]))
+            del self.samples[keep:]
 
     def add_page(self, status: str, html_chars: int, clean_chars: int,
                  removed_blocks: list[tuple[str, str]]) -> None:
@@ -168,7 +184,7 @@ def write_report(path: str, reports: list[SiteReport], model_of: Callable[[str],
         if not rep.pages:
             continue
         model = model_of(rep.name)
-        for k, (url, html, enc) in enumerate(rep.samples or ()):
+        for k, (url, html, enc) in enumerate(sorted(rep.samples or (), key=lambda s: s[0])):
             try:
                 page = Page(html, url, enc, scheme, limits)
                 if page.skipped is not None:
