@@ -3,7 +3,7 @@
 # when missing; needs root or sudo, and Debian's package registry.
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     SUDO=""
-    if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+    if [ "$(id -u)" != 0 ]; then SUDO="sudo -n"; fi  # never wait for a password
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
