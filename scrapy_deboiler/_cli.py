@@ -209,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "show":
             return _show(args)
         store = SignatureStore(args.signatures) if args.signatures else None
+        if store is not None:
+            store.sweep()  # temporary files of writers killed long ago
         options = _options(args)
         start = time.perf_counter()
         if args.command == "fit":

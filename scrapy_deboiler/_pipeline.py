@@ -533,6 +533,12 @@ class DeboilerPipeline:
     # -- watchdog --------------------------------------------------------
 
     def _spider_opened(self, spider: Spider) -> None:
+        sweep = getattr(self.store, "sweep", None)
+        if sweep is not None:
+            try:
+                sweep()
+            except Exception:
+                logger.exception("deboiler: cannot sweep %s", self.directory)
         self._loop = create_looping_call(self._tick)
         self._loop.start(self.interval, now=False)
 

@@ -193,6 +193,23 @@ class SignatureStore:
     def save(self, domain: str, model: SiteModel) -> Path:
         return dump_model(domain, model, self.path(domain))
 
+    def sweep(self, older_than: float = 3600.0) -> int:
+        """Delete temporary files that writers killed mid-write left behind
+        (older than ``older_than`` seconds, so no live write is touched);
+        returns how many."""
+        removed = 0
+        if not self.directory.is_dir():
+            return removed
+        limit = time.time() - older_than
+        for tmp in self.directory.glob(".*.json.*.tmp"):
+            try:
+                if tmp.stat().st_mtime < limit:
+                    tmp.unlink()
+                    removed += 1
+            except OSError:
+                pass
+        return removed
+
     def __iter__(self) -> Iterator[Path]:
         if self.directory.is_dir():
             yield from sorted(self.directory.glob("*.json"))

@@ -1,6 +1,7 @@
 """The signature store under kills, concurrent writers and hostile files."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -51,6 +52,12 @@ def test_sigkill_in_the_middle_of_a_write_leaves_a_valid_store(tmp_path):
     model = SignatureStore(tmp_path).load("shared.example")
     assert model is not None and model.pages == 2 and len(model.support) == 100_000
     assert [p.name for p in SignatureStore(tmp_path)] == [SignatureStore(tmp_path).path("shared.example").name]
+    # The stray temporary file goes at the next sweep once it is old, not before.
+    assert SignatureStore(tmp_path).sweep() == 0 and all(p.exists() for p in leftovers)
+    for p in leftovers:
+        os.utime(p, (p.stat().st_atime - 7200, p.stat().st_mtime - 7200))
+    assert SignatureStore(tmp_path).sweep() == len(leftovers)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
 def test_sigkill_at_any_moment_leaves_a_valid_store(tmp_path):
