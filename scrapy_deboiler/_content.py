@@ -69,17 +69,59 @@ class Block:
     words: int = 0
 
 
+def _hint_bits(cls: str | None, ident: str | None, cache: dict[tuple, int]) -> int:
+    key = (cls, ident)
+    bits = cache.get(key)
+    if bits is None:
+        bits = 0
+        for m in _HINT.findall(f"{cls or ''} {ident or ''}".lower()):
+            bits |= _HINT_BIT[m]
+        cache[key] = bits
+    return bits
+
+
 def page_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
                 near: set | frozenset = frozenset()) -> list[Block]:
     """Text blocks in document order (of their first text), one walk;
-    subtrees in ``skip`` (boilerplate) are left out, their tails kept."""
+    subtrees in ``skip`` (boilerplate) are left out, their tails kept.
+    The compiled walk when built (0.74 instead of 0.95 ms a page on the dev
+    pages; the per-block Python work that both share is the rest), else
+    ``page_blocks_py``, which defines the result."""
+    if _speedups is not None:
+        cache: dict[tuple, int] = {}
+        raw = _speedups.block_walk(
+            root, {_speedups.address_of(e) for e in skip}, {_speedups.address_of(e) for e in near},
+            _BLOCK_BYTES, _SKIP_BYTES, lambda c, i: _hint_bits(c, i, cache))
+        if raw is not None:
+            order = []
+            for address, depth, hints, is_near, parts, link_chars in raw:
+                b = Block(_speedups.element_at(root, address), depth, hints, is_near)
+                b.text = " ".join(" ".join(parts).split())
+                b.tokens = _TOKEN.findall(b.text.lower())
+                b.words = len(b.tokens)
+                b.link_chars = link_chars
+                if b.words:
+                    order.append(b)
+            return order
+    return page_blocks_py(root, skip, near)
+
+
+_BLOCK_BYTES = frozenset(t.encode() for t in BLOCK_TAGS)
+_SKIP_BYTES = frozenset(t.encode() for t in SKIP_TAGS)
+
+
+def page_blocks_py(root: etree._Element, skip: set | frozenset = frozenset(),
+                   near: set | frozenset = frozenset()) -> list[Block]:
+    """``page_blocks`` in Python: the reference for the compiled walk."""
     order: list[Block] = []
     # Frames: (block it writes to, inside a link, hint bits, depth, inside a
     # near-boilerplate subtree); the first is the root's parent, None marks a
     # skipped element.
     stack: list[tuple | None] = [(None, False, 0, -1, False)]
     hint_cache: dict[tuple, int] = {}
-    walker = etree.iterwalk(root, events=("start", "end"))
+    # Comments and PIs (only in hand-built trees: the parser drops them) are
+    # not entered, but the text after them belongs to their parent's block.
+    walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
     for event, el in walker:
         tag = el.tag
         if event == "start":
@@ -94,14 +136,7 @@ def page_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
             cls = el.get("class")
             ident = el.get("id")
             if cls or ident:
-                key = (cls, ident)
-                bits = hint_cache.get(key)
-                if bits is None:
-                    bits = 0
-                    for m in _HINT.findall(f"{cls or ''} {ident or ''}".lower()):
-                        bits |= _HINT_BIT[m]
-                    hint_cache[key] = bits
-                hints |= bits
+                hints |= _hint_bits(cls, ident, hint_cache)
             if block is None or tag in BLOCK_TAGS:
                 block = Block(el, depth, hints, is_near)
             if tag == "a":
@@ -109,7 +144,8 @@ def page_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
             stack.append((block, in_link, hints, depth, is_near))
             text = el.text
         else:
-            stack.pop()
+            if event == "end":
+                stack.pop()
             text = el.tail
             if not text:
                 continue

@@ -23,6 +23,8 @@ cdef enum:
     ELEMENT = 1
     TEXT = 3
     CDATA = 4
+    PI = 7
+    COMMENT = 8
 
 # Node classes for text extraction (see _text.py).
 cdef enum:
@@ -450,3 +452,110 @@ def score_trees(list rows, const int[:] feature, const double[:] threshold, cons
             total += value[node]
         out[r] = total
     return out
+
+
+cdef str _run_text(xmlNode* c):
+    """lxml's ``.text``/``.tail``: the consecutive text and CDATA nodes
+    from ``c`` on, joined (None-like "" when there are none)."""
+    cdef Buf b
+    cdef const char* content
+    if c == NULL or (c.type != TEXT and c.type != CDATA):
+        return ""
+    if c.next == NULL or (c.next.type != TEXT and c.next.type != CDATA):
+        content = <const char*>c.content
+        return content.decode("utf-8", "surrogatepass") if content != NULL else ""
+    b.data = NULL; b.len = 0; b.cap = 0
+    try:
+        while c != NULL and (c.type == TEXT or c.type == CDATA):
+            content = <const char*>c.content
+            if content != NULL:
+                add(&b, content, strlen(content))
+            c = c.next
+        return PyBytes_FromStringAndSize(b.data, b.len).decode("utf-8", "surrogatepass")
+    finally:
+        free(b.data)
+
+
+cdef str _prop(xmlNode* node, const char* name):
+    """An attribute without namespace, as ``el.get(name)``; read from the
+    node's attribute list (no libxml2 call, no allocation)."""
+    cdef tree.xmlAttr* attr = node.properties
+    while attr != NULL:
+        if attr.ns == NULL and strcmp(<const char*>attr.name, name) == 0:
+            return _run_text(attr.children)
+        attr = attr.next
+    return None
+
+
+cdef inline void _add_text(list frame, str text, list order):
+    cdef list block = frame[0]
+    if not text or text.isspace():
+        return
+    if not block[4]:
+        order.append(block)
+    block[4].append(text)
+    if frame[1]:
+        block[5] += len(text.strip())
+
+
+def block_walk(object root, set skip, set near, frozenset block_tags, frozenset skip_tags,
+               object hint_of):
+    """``_content.page_blocks_py``'s walk over libxml2's nodes: blocks as
+    [node address, depth, hint bits, near, text parts, link characters] in
+    order of their first text, or None for namespaced trees. ``skip`` and
+    ``near`` hold node addresses; ``hint_of(class, id)`` gives hint bits."""
+    cdef cetree._Element el = <cetree._Element?>root
+    cdef xmlNode* c_root = el._c_node
+    cdef xmlNode* node = c_root
+    cdef bint down = True
+    cdef list frames = [[None, False, 0, -1, False]]
+    cdef list order = []
+    cdef list parent, frame, block
+    cdef bytes name
+    cdef str cls, ident
+    cdef size_t address
+    while True:
+        if down and node.type == ELEMENT:
+            if node.ns != NULL:
+                return None
+            name = <bytes>(<const char*>node.name)
+            address = <size_t>node
+            if name in skip_tags or address in skip:
+                frames.append(None)  # not entered; its tail still counts
+                down = False
+            else:
+                parent = frames[len(frames) - 1]
+                hints = parent[2]
+                cls = _prop(node, "class")
+                ident = _prop(node, "id")
+                if cls or ident:
+                    hints |= hint_of(cls, ident)
+                is_near = parent[4] or (bool(near) and address in near)
+                block = parent[0]
+                if block is None or name in block_tags:
+                    block = [address, parent[3] + 1, hints, is_near, [], 0]
+                frame = [block, parent[1] or name == b"a", hints, parent[3] + 1, is_near]
+                frames.append(frame)
+                _add_text(frame, _run_text(node.children), order)
+                if node.children != NULL:
+                    node = node.children
+                    continue
+                down = False
+        elif down and (node.type == COMMENT or node.type == PI):
+            # As iterwalk sees them: not entered, their tail kept.
+            parent = frames[len(frames) - 1]
+            if parent is not None and parent[0] is not None:
+                _add_text(parent, _run_text(node.next), order)
+        if not down:  # leaving an element
+            frames.pop()  # (no negative indexes: wraparound is off)
+            parent = frames[len(frames) - 1]
+            if parent is not None and parent[0] is not None:
+                _add_text(parent, _run_text(node.next), order)
+        if not step(&node, c_root, &down):
+            break
+    return order
+
+
+def address_of(object element):
+    """The node address of an element proxy (the inverse of ``element_at``)."""
+    return <size_t>(<cetree._Element?>element)._c_node

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from scrapy_deboiler import SignatureScheme, parse_html
-from scrapy_deboiler import _signatures, _text
+from scrapy_deboiler import _content, _signatures, _text
 from sitegen import site_pages
 
 speedups = _signatures._speedups
@@ -27,6 +27,9 @@ def same(root, scheme=SignatureScheme()):
     for i in range(len(fast.signatures)):  # starts cover exactly the subtree
         inside = {pos[id(d)] for d in fast.element(i).iterdescendants() if id(d) in pos}
         assert all(fast.starts[i] <= j < i for j in inside)
+    blocks = [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars) for b in _content.page_blocks(root)]
+    assert blocks == [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars)
+                      for b in _content.page_blocks_py(root)]
     assert _text.finish_text(_text.tree_text_py(root)) == _text.finish_text(
         speedups.tree_text(root, _text._CLASSES))
 
@@ -68,7 +71,8 @@ def test_subtree_roots_and_hand_built_trees():
     same(el)
 
 
-tags = st.sampled_from(["div", "p", "a", "span", "ul", "li", "pre", "script", "td", "br", "nav", "b"])
+tags = st.sampled_from(["div", "p", "a", "span", "ul", "li", "pre", "script", "td", "br", "nav", "b",
+                        'div class="comment"', 'p id="main-content"'])
 words = st.text(alphabet=st.sampled_from(list("ab ΣßéX\n\t\u00a0<&")), max_size=8)
 
 
@@ -80,7 +84,7 @@ def html_docs(draw, depth=0):
             parts.append(draw(words).replace("<", "&lt;").replace("&", "&amp;"))
         else:
             tag = draw(tags)
-            parts.append(f"<{tag}>{draw(html_docs(depth + 1))}</{tag}>")
+            parts.append(f"<{tag}>{draw(html_docs(depth + 1))}</{tag.split()[0]}>")
     return "".join(parts)
 
 
