@@ -91,7 +91,7 @@ def page_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
         cache: dict[tuple, int] = {}
         raw = _speedups.block_walk(
             root, {_speedups.address_of(e) for e in skip}, {_speedups.address_of(e) for e in near},
-            _BLOCK_BYTES, _SKIP_BYTES, lambda c, i: _hint_bits(c, i, cache))
+            _BLOCK_BYTES, _SKIP_BYTES, lambda c, i: _hint_bits(c, i, cache), cache)
         if raw is not None:
             order = []
             for address, depth, hints, is_near, parts, link_chars in raw:
@@ -276,7 +276,11 @@ class ContentModel:
 
 
 def _sigmoid(z: float) -> float:
-    return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
+    if z > 30.0:
+        z = 30.0
+    elif z < -30.0:
+        z = -30.0
+    return 1 / (1 + math.exp(-z))
 
 
 class _Trees:

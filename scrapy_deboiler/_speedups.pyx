@@ -499,11 +499,12 @@ cdef inline void _add_text(list frame, str text, list order):
 
 
 def block_walk(object root, set skip, set near, frozenset block_tags, frozenset skip_tags,
-               object hint_of):
+               object hint_of, dict hint_cache):
     """``_content.page_blocks_py``'s walk over libxml2's nodes: blocks as
     [node address, depth, hint bits, near, text parts, link characters] in
     order of their first text, or None for namespaced trees. ``skip`` and
-    ``near`` hold node addresses; ``hint_of(class, id)`` gives hint bits."""
+    ``near`` hold node addresses; ``hint_of(class, id)`` gives hint bits,
+    looked up first in ``hint_cache`` by ``(class, id)``."""
     cdef cetree._Element el = <cetree._Element?>root
     cdef xmlNode* c_root = el._c_node
     cdef xmlNode* node = c_root
@@ -529,7 +530,11 @@ def block_walk(object root, set skip, set near, frozenset block_tags, frozenset 
                 cls = _prop(node, "class")
                 ident = _prop(node, "id")
                 if cls or ident:
-                    hints |= hint_of(cls, ident)
+                    key = (cls, ident)
+                    bits = hint_cache.get(key)
+                    if bits is None:
+                        bits = hint_cache[key] = hint_of(cls, ident)
+                    hints |= bits
                 is_near = parent[4] or (bool(near) and address in near)
                 block = parent[0]
                 if block is None or name in block_tags:
