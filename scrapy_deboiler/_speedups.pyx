@@ -1,8 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Compiled walks over libxml2's nodes for ``sign_tree`` and ``tree_text``.
+"""Compiled walks over libxml2's nodes for ``sign_tree``, ``tree_text`` and
+content mode's ``page_blocks``, and the content model's tree scorer.
 
 Optional: when this module is not built, the pure-Python walks in
-``_signatures`` and ``_text`` give the same results (the tests compare them).
+``_signatures``, ``_text`` and ``_content`` give the same results (the tests
+compare them).
 It exists because the Python walks cost more than parsing the page: here each
 node costs a few pointer hops, and Python is called only to normalise all of a
 page's text at once, to hash each signed subtree (hashlib) and to create the
@@ -428,7 +430,7 @@ def tree_text(object root, dict classes):
 def score_trees(list rows, const int[:] feature, const double[:] threshold, const int[:] left,
                 const int[:] right, const double[:] value, const int[:] roots, double base):
     """Sum of a tree ensemble's leaf values per row, plus ``base`` (raw
-    scores; ``_content.TreeModel`` defines the layout and checks this
+    scores; ``_content._Trees`` defines the layout and checks this
     against its Python walk). A node is a leaf when ``left`` is -1."""
     cdef Py_ssize_t n = len(rows), r, t, node, ntrees = roots.shape[0], i, widest = -1
     cdef double total
