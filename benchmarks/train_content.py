@@ -24,6 +24,7 @@ import math
 import os
 import sys
 from collections import Counter, defaultdict
+from functools import partial
 from hashlib import blake2b
 
 import numpy as np
@@ -152,11 +153,8 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=0.1)
     args = ap.parse_args()
     pages = load(args.data, args.min_site_pages)
-    if args.model == "trees":
-        def train(ps):  # noqa: F811 (the chosen trainer)
-            return train_trees(ps, args.trees, args.depth, args.rate)
-    else:
-        train = train_linear
+    train = (partial(train_trees, n_trees=args.trees, depth=args.depth, rate=args.rate)
+             if args.model == "trees" else train_linear)
     if args.cv_out:
         fold = {p[0]: blake2b(p[0].encode(), digest_size=8).digest()[0] % args.folds for p in pages}
         scores_out = gzip.open(args.cv_scores, "wt", encoding="utf-8") if args.cv_scores else None

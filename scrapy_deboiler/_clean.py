@@ -31,13 +31,14 @@ class Page:
         url: str = "",
         encoding: str | None = None,
         scheme: SignatureScheme = DEFAULT_SCHEME,
-        limits: Limits = DEFAULT_LIMITS,
+        limits: Limits | None = DEFAULT_LIMITS,
     ) -> None:
         self.url = url
         self.scheme = scheme
         self._sigs: frozenset[str] | None = None
         #: Why the page was not parsed (too large, not HTML), or None.
-        self.skipped: Skip | None = check_page(html, limits)
+        #: ``limits=None``: the caller has checked the page already.
+        self.skipped: Skip | None = check_page(html, limits) if limits is not None else None
         if self.skipped is not None:
             self.root, self.encoding, self.notes = empty_root(), "", []
             self.signed = SignedTree()

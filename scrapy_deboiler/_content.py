@@ -69,15 +69,21 @@ class Block:
     words: int = 0
 
 
-def _hint_bits(cls: str | None, ident: str | None, cache: dict[tuple, int]) -> int:
-    key = (cls, ident)
-    bits = cache.get(key)
-    if bits is None:
-        bits = 0
-        for m in _HINT.findall(f"{cls or ''} {ident or ''}".lower()):
-            bits |= _HINT_BIT[m]
-        cache[key] = bits
+def _hint_bits(cls: str | None, ident: str | None) -> int:
+    """HINTS found in an element's class and id, as bits (callers cache
+    them by (class, id): pages repeat a few values many times)."""
+    bits = 0
+    for m in _HINT.findall(f"{cls or ''} {ident or ''}".lower()):
+        bits |= _HINT_BIT[m]
     return bits
+
+
+def _finish(b: Block) -> None:
+    """A block's text, tokens and word count from the text parts it gathered."""
+    b.text = " ".join(" ".join(b.parts).split())
+    b.tokens = _TOKEN.findall(b.text.lower())
+    b.words = len(b.tokens)
+    b.parts = []
 
 
 def page_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
@@ -88,18 +94,14 @@ def page_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
     pages; the per-block Python work that both share is the rest), else
     ``page_blocks_py``, which defines the result."""
     if _speedups is not None:
-        cache: dict[tuple, int] = {}
         raw = _speedups.block_walk(
             root, {_speedups.address_of(e) for e in skip}, {_speedups.address_of(e) for e in near},
-            _BLOCK_BYTES, _SKIP_BYTES, lambda c, i: _hint_bits(c, i, cache), cache)
+            _BLOCK_BYTES, _SKIP_BYTES, _hint_bits, {})
         if raw is not None:
             order = []
             for address, depth, hints, is_near, parts, link_chars in raw:
-                b = Block(_speedups.element_at(root, address), depth, hints, is_near)
-                b.text = " ".join(" ".join(parts).split())
-                b.tokens = _TOKEN.findall(b.text.lower())
-                b.words = len(b.tokens)
-                b.link_chars = link_chars
+                b = Block(_speedups.element_at(root, address), depth, hints, is_near, parts, link_chars)
+                _finish(b)
                 if b.words:
                     order.append(b)
             return order
@@ -136,7 +138,11 @@ def page_blocks_py(root: etree._Element, skip: set | frozenset = frozenset(),
             cls = el.get("class")
             ident = el.get("id")
             if cls or ident:
-                hints |= _hint_bits(cls, ident, hint_cache)
+                key = (cls, ident)
+                bits = hint_cache.get(key)
+                if bits is None:
+                    bits = hint_cache[key] = _hint_bits(cls, ident)
+                hints |= bits
             if block is None or tag in BLOCK_TAGS:
                 block = Block(el, depth, hints, is_near)
             if tag == "a":
@@ -160,10 +166,7 @@ def page_blocks_py(root: etree._Element, skip: set | frozenset = frozenset(),
             if in_link:
                 block.link_chars += len(text.strip())
     for b in order:
-        b.text = " ".join(" ".join(b.parts).split())
-        b.tokens = _TOKEN.findall(b.text.lower())
-        b.words = len(b.tokens)
-        b.parts = []
+        _finish(b)
     return [b for b in order if b.words]
 
 

@@ -118,13 +118,16 @@ def parse_html(
         data = data.replace(b"\x00", _REPLACEMENT)
         notes.append("nul")
     cleaned = data.translate(None, _CONTROL_BYTES)
+    changed = len(cleaned) != len(data)
     # Form feed is whitespace to a browser; U+FFFE and U+FFFF are not
     # characters. lxml refuses all three in text it sets (found by fuzzing).
     if b"\x0c" in cleaned:
         cleaned = cleaned.replace(b"\x0c", b" ")
+        changed = True
     if b"\xef\xbf\xbe" in cleaned or b"\xef\xbf\xbf" in cleaned:
         cleaned = cleaned.replace(b"\xef\xbf\xbe", _REPLACEMENT).replace(b"\xef\xbf\xbf", _REPLACEMENT)
-    if cleaned != data:
+        changed = True
+    if changed:
         data = cleaned
         notes.append("control-characters")
     if not data or data.isspace():

@@ -90,19 +90,20 @@ class _Site:
 
 
 def _clean_one(html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
-               params: FitParams, learn: bool, mode: str, limits: Limits, explain: bool = False,
+               params: FitParams, learn: bool, mode: str, explain: bool = False,
                ) -> tuple[CleanResult, frozenset[str] | None]:
-    """One page of a site with a model (or none, in content mode)."""
-    page = Page(html, url, encoding, params.scheme, limits)
+    """One page of a site with a model (or none, in content mode). Pages
+    reach it checked against the limits already (``_process``)."""
+    page = Page(html, url, encoding, params.scheme, limits=None)
     sigs = page.signatures if learn else None
     return clean_page(page, model, mode=mode, explain=explain), sigs
 
 
 def _fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParams,
-              mode: str, limits: Limits, explain: bool = False) -> tuple[SiteModel, list[CleanResult]]:
+              mode: str, explain: bool = False) -> tuple[SiteModel, list[CleanResult]]:
     """Runs in a worker thread: fit a site's model and clean its pages,
-    parsing each page once."""
-    parsed = [Page(html, url, enc, params.scheme, limits) for url, html, enc in pages]
+    parsing each page once (checked against the limits already)."""
+    parsed = [Page(html, url, enc, params.scheme, limits=None) for url, html, enc in pages]
     model = SiteModel.fit(parsed, params)
     return model, [clean_page(p, model, mode=mode, explain=explain) for p in parsed]
 
@@ -261,14 +262,8 @@ class DeboilerPipeline:
     def _skipped(self, item: Any, url: str, skip: Skip) -> Any:
         """A page that is not parsed (too large, not HTML) goes on at once."""
         logger.info("deboiler: %s not cleaned: %s", url or "an item", skip)
-        self._inc("items_skipped")
         self._inc(f"skipped/{skip.kind}")
-        try:
-            ItemAdapter(item)[self.status_field] = {"status": "skipped", "kind": skip.kind,
-                                                    "reason": skip.reason}
-        except Exception:
-            pass
-        return item
+        return self._unchanged(item, "skipped", skip.reason, kind=skip.kind)
 
     def _new_site(self, name: str) -> _Site:
         site = self.sites[name] = _Site(name)
@@ -329,7 +324,7 @@ class DeboilerPipeline:
         assert model is not None
         try:
             args = (html, url, encoding if isinstance(encoding, str) else None,
-                    model, self.params, self.learn, self.mode, self.limits, self.explain)
+                    model, self.params, self.learn, self.mode, self.explain)
             if len(html) <= self.inline_max:
                 # A page costs a few ms: a thread hop and GIL hand-offs cost
                 # more crawl throughput than that (benchmarks/bench_crawl.py).
@@ -395,10 +390,12 @@ class DeboilerPipeline:
                 adapter[self.html_field] = None
         return True
 
-    def _unchanged(self, item: Any, state: str, reason: str) -> Any:
-        self._inc("items_error" if state == "error" else "items_unchanged")
+    def _unchanged(self, item: Any, state: str, reason: str, **extra: Any) -> Any:
+        """Pass ``item`` on without clean fields; ``state`` is error,
+        unchanged or skipped (each with its items_ stat)."""
+        self._inc(f"items_{state}")
         try:
-            ItemAdapter(item)[self.status_field] = {"status": state, "reason": reason}
+            ItemAdapter(item)[self.status_field] = {"status": state, **extra, "reason": reason}
         except Exception:
             pass
         return item
@@ -420,7 +417,7 @@ class DeboilerPipeline:
             self._inc("errors")
             for h in held:
                 if not h.waiter.called:
-                    self._unhold(site, h)
+                    self.held -= 1
                     h.waiter.callback(self._unchanged(h.item, "error", f"{type(e).__name__}: {e}"))
 
     def _release_held(self, site: _Site, held: list[_Held], reason: str) -> None:
@@ -436,7 +433,7 @@ class DeboilerPipeline:
             # small for one, in content mode: extract each page on its own.
             for h in held:
                 d = deferToThread(_clean_one, h.html, h.url, h.encoding, site.model, self.params,
-                                  False, self.mode, self.limits, self.explain)
+                                  False, self.mode, self.explain)
                 d.addCallbacks(lambda r, h=h: self._resolve(site, h, r[0]),
                                errback=lambda f, h=h: self._fail(site, [h], f))
             return
@@ -447,7 +444,7 @@ class DeboilerPipeline:
         self.busy += 1
         started = time.perf_counter()
         pages = [(h.url, h.html, h.encoding) for h in held]
-        d = deferToThread(_fit_site, pages, self.params, self.mode, self.limits, self.explain)
+        d = deferToThread(_fit_site, pages, self.params, self.mode, self.explain)
 
         def done(result: tuple[SiteModel, list[CleanResult]]) -> None:
             model, results = result
@@ -488,14 +485,11 @@ class DeboilerPipeline:
             logger.exception("deboiler: cannot save the signatures of %r", site.name)
             self._inc("store_errors")
 
-    def _unhold(self, site: _Site, h: _Held) -> None:
-        self.held -= 1
-
     def _pass_unchanged(self, site: _Site, h: _Held, reason: str) -> None:
         """Release a held item without cleaning it (no model can be had)."""
         if h.waiter.called:
             return
-        self._unhold(site, h)
+        self.held -= 1
         self._inc("items_unchanged")
         if site.report is not None:
             site.report.add_page("unchanged", len(h.html), len(h.html), [])
@@ -511,7 +505,7 @@ class DeboilerPipeline:
     def _resolve(self, site: _Site, h: _Held, result: CleanResult) -> None:
         if h.waiter.called:
             return
-        self._unhold(site, h)
+        self.held -= 1
         try:
             item = self._finish(site, h.item, result, len(h.html))
         except Exception as e:  # never lose the item
@@ -526,7 +520,7 @@ class DeboilerPipeline:
         self._inc("errors")
         for h in held:
             if not h.waiter.called:
-                self._unhold(site, h)
+                self.held -= 1
                 h.waiter.callback(self._unchanged(
                     h.item, "error", f"{failure.type.__name__}: {failure.getErrorMessage()}"))
 
