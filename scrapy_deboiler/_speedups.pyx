@@ -12,7 +12,10 @@ element proxies the caller gets back.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.stdlib cimport free, realloc
+from cpython.array cimport array, clone
+from cpython.unicode cimport Py_UNICODE_ISALNUM, Py_UNICODE_ISDECIMAL, PyUnicode_Substring
+from libc.math cimport fabs, log1p
+from libc.stdlib cimport calloc, free, realloc
 from libc.string cimport memcpy, memset, strcmp, strlen
 
 cimport lxml.includes.etreepublic as cetree
@@ -507,6 +510,11 @@ def block_walk(object root, set skip, set near, frozenset block_tags, frozenset 
     order of their first text, or None for namespaced trees. ``skip`` and
     ``near`` hold node addresses; ``hint_of(class, id)`` gives hint bits,
     looked up first in ``hint_cache`` by ``(class, id)``."""
+    return _walk_blocks(root, skip, near, block_tags, skip_tags, hint_of, hint_cache)
+
+
+cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, frozenset skip_tags,
+                         object hint_of, dict hint_cache):
     cdef cetree._Element el = <cetree._Element?>root
     cdef xmlNode* c_root = el._c_node
     cdef xmlNode* node = c_root
@@ -566,3 +574,220 @@ def block_walk(object root, set skip, set near, frozenset block_tags, frozenset 
 def address_of(object element):
     """The node address of an element proxy (the inverse of ``element_at``)."""
     return <size_t>(<cetree._Element?>element)._c_node
+
+
+cdef struct Stat:
+    xmlNode* node
+    Py_ssize_t words, chars, links, digits, depth
+    double overlap
+    bint ends, near
+    long long hints
+
+
+cdef Py_ssize_t _element_depth(xmlNode* node) noexcept:
+    cdef Py_ssize_t d = 0
+    while node.parent != NULL and node.parent.type == ELEMENT:
+        node = node.parent
+        d += 1
+    return d
+
+
+cdef xmlNode* _common_ancestor(xmlNode* a, xmlNode* b) noexcept:
+    """The lowest element that is ``a`` or ``b`` or an ancestor of both."""
+    cdef Py_ssize_t da = _element_depth(a), db = _element_depth(b)
+    while da > db:
+        a = a.parent
+        da -= 1
+    while db > da:
+        b = b.parent
+        db -= 1
+    while a != b:
+        a = a.parent
+        b = b.parent
+        if a == NULL or b == NULL or a.type != ELEMENT or b.type != ELEMENT:
+            return NULL
+    return a
+
+
+cdef array _DOUBLES = array("d")
+cdef str _ENDS = '.!?"\u201d'
+
+
+def block_table(object root, set skip, set near, frozenset block_tags, frozenset skip_tags,
+                object hint_of, dict hint_cache, frozenset title_tokens, dict tag_index,
+                Py_ssize_t n_tags, Py_ssize_t n_hints):
+    """Content mode's blocks and their feature rows in one compiled pass:
+    (blocks as (address, depth, hints, near, text, link characters, words),
+    the rows as one flat array of doubles), equal to ``_content.page_blocks_py``
+    followed by ``_content.block_features``; None for namespaced trees.
+    Python is called only for whitespace, case folding and title tokens."""
+    raw = _walk_blocks(root, skip, near, block_tags, skip_tags, hint_of, hint_cache)
+    if raw is None:
+        return None
+    cdef Py_ssize_t n_raw = len(raw), n = 0, k, j, i, start, words, digits, total = 0
+    cdef Py_ssize_t width = 27 + n_tags + n_hints, biggest = 0, second = -1, third = -1
+    cdef Stat* st = <Stat*>calloc(n_raw + 1, sizeof(Stat))
+    cdef Py_UCS4 ch
+    cdef bint in_word
+    cdef str text, low
+    cdef set toks
+    cdef list blocks = []
+    cdef dict position = {}
+    cdef array X
+    cdef double* row
+    cdef double lw, ld, dist, in_main, max_words
+    cdef xmlNode* main
+    cdef xmlNode* node
+    cdef xmlNode* other
+    cdef char* seen = NULL
+    if st == NULL:
+        raise MemoryError()
+    try:
+        for b in raw:
+            text = " ".join(" ".join(b[4]).split())
+            low = text.lower()
+            words = 0
+            in_word = False
+            toks = set() if title_tokens else None
+            i = 0
+            for ch in low:  # _TOKEN (\w+) as re defines it: alphanumeric or "_"
+                if Py_UNICODE_ISALNUM(ch) or ch == 95:
+                    if not in_word:
+                        in_word = True
+                        start = i
+                        words += 1
+                elif in_word:
+                    in_word = False
+                    if toks is not None:
+                        toks.add(PyUnicode_Substring(low, start, i))
+                i += 1
+            if not words:
+                continue
+            if in_word and toks is not None:
+                toks.add(PyUnicode_Substring(low, start, i))
+            digits = 0
+            for ch in text:
+                if Py_UNICODE_ISDECIMAL(ch):
+                    digits += 1
+            st[n].node = <xmlNode*><size_t>b[0]
+            st[n].depth = b[1]
+            st[n].hints = b[2]
+            st[n].near = b[3]
+            st[n].links = b[5]
+            st[n].words = words
+            st[n].chars = len(text)
+            st[n].digits = digits
+            st[n].ends = text[len(text) - 1] in _ENDS
+            st[n].overlap = len(toks & title_tokens) / <double>max(1, len(toks)) if toks is not None else 0.0
+            position[b[0]] = n
+            blocks.append((b[0], b[1], b[2], b[3], text, b[5], words))
+            total += words
+            n += 1
+        X = clone(_DOUBLES, n * width, True)
+        if not n:
+            return blocks, X
+        # The three largest blocks (ties: the earlier first), as a stable sort.
+        for k in range(n):
+            if st[k].words > st[biggest].words:
+                biggest = k
+        for k in range(n):
+            if k != biggest and (second < 0 or st[k].words > st[second].words):
+                second = k
+        for k in range(n):
+            if k != biggest and k != second and (third < 0 or st[k].words > st[third].words):
+                third = k
+        max_words = st[biggest].words
+        # _content._main_container: the highest of the common ancestors of the
+        # largest block and each of the next two holding 30 % of its words.
+        main = st[biggest].node
+        for k in (second, third):
+            if k >= 0 and st[k].words >= 0.3 * max_words and main != NULL:
+                other = _common_ancestor(st[biggest].node, st[k].node)
+                if other == NULL or _element_depth(other) < _element_depth(main):
+                    main = other
+        seen = <char*>calloc(n, 1)
+        if seen == NULL:
+            raise MemoryError()
+        if main != NULL:  # mark the blocks inside it: one walk over its subtree
+            node = main
+            while node != NULL:
+                if node.type == ELEMENT:
+                    k = position.get(<size_t>node, -1)
+                    if k >= 0:
+                        seen[k] = 1
+                node = next_node(node, main, True)
+        row = X.data.as_doubles
+        for k in range(n):
+            lw = log1p(<double>st[k].words)
+            ld = st[k].links / <double>max(1, st[k].chars)
+            in_main = 1.0 if seen[k] else 0.0
+            dist = (k - biggest) / <double>n
+            row[0] = 1.0
+            row[1] = lw
+            row[2] = ld
+            row[3] = ld * lw
+            row[4] = k / <double>n
+            row[5] = st[k].depth / 30.0
+            row[6] = st[k].words / max_words
+            if k:
+                row[7] = log1p(<double>st[k - 1].words)
+                row[8] = st[k - 1].links / <double>max(1, st[k - 1].chars)
+                row[24] = 1.0 if st[k - 1].node.parent == st[k].node.parent else 0.0
+            else:
+                row[8] = 1.0
+            if k + 1 < n:
+                row[9] = log1p(<double>st[k + 1].words)
+                row[10] = st[k + 1].links / <double>max(1, st[k + 1].chars)
+            else:
+                row[10] = 1.0
+            row[11] = 1.0 if st[k].ends else 0.0
+            row[12] = st[k].digits / <double>max(1, st[k].chars)
+            row[13] = 1.0 if st[k].words < 4 else 0.0
+            row[14] = in_main
+            row[15] = dist
+            row[16] = fabs(dist)
+            row[17] = st[k].overlap
+            row[18] = 1.0 if dist < 0 else 0.0
+            row[19] = in_main * lw
+            row[20] = lw * lw / 10
+            row[21] = in_main * ld
+            row[22] = 1.0 if k == biggest else 0.0
+            row[23] = st[k].words / <double>max(1, total)
+            row[25] = 1.0 if st[k].near else 0.0
+            row[26] = row[25] * lw
+            j = tag_index.get(<bytes>(<const char*>st[k].node.name), -1)
+            if j >= 0:
+                row[27 + j] = 1.0
+            for j in range(n_hints):
+                if st[k].hints >> j & 1:
+                    row[27 + n_tags + j] = 1.0
+            row += width
+        return blocks, X
+    finally:
+        free(st)
+        free(seen)
+
+
+def score_table(const double[:] X, Py_ssize_t width, const int[:] feature, const double[:] threshold,
+                const int[:] left, const int[:] right, const double[:] value, const int[:] roots,
+                double base):
+    """``score_trees`` over ``block_table``'s flat rows of ``width`` doubles."""
+    cdef Py_ssize_t n = X.shape[0] // width if width > 0 else 0, r, t, node, i
+    cdef Py_ssize_t ntrees = roots.shape[0]
+    cdef double total
+    cdef list out = [0.0] * n
+    for i in range(feature.shape[0]):  # rows are read unchecked below
+        if feature[i] >= width:
+            raise IndexError(f"rows have {width} features; the trees read feature {feature[i]}")
+    for r in range(n):
+        total = base
+        for t in range(ntrees):
+            node = roots[t]
+            while left[node] >= 0:
+                if X[r * width + feature[node]] <= threshold[node]:
+                    node = left[node]
+                else:
+                    node = right[node]
+            total += value[node]
+        out[r] = total
+    return out

@@ -27,11 +27,23 @@ def same(root, scheme=SignatureScheme()):
     for i in range(len(fast.signatures)):  # starts cover exactly the subtree
         inside = {pos[id(d)] for d in fast.element(i).iterdescendants() if id(d) in pos}
         assert all(fast.starts[i] <= j < i for j in inside)
-    blocks = [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars) for b in _content.page_blocks(root)]
-    assert blocks == [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars)
-                      for b in _content.page_blocks_py(root)]
+    py_blocks = _content.page_blocks_py(root)
+    blocks = [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars, b.words)
+              for b in _content.page_blocks(root)]
+    assert blocks == [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars, b.words) for b in py_blocks]
+    same_table(root, py_blocks)
     assert _text.finish_text(_text.tree_text_py(root)) == _text.finish_text(
         speedups.tree_text(root, _text._CLASSES))
+
+
+def same_table(root, py_blocks, title="", skip=frozenset(), near=frozenset()):
+    """The compiled block table: the Python blocks and block_features' rows."""
+    blocks, flat = _content._block_table(root, skip, near, title)
+    assert [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars, b.words) for b in blocks] == [
+        (b.element, b.depth, b.hints, b.near, b.text, b.link_chars, b.words) for b in py_blocks]
+    w = _content.FEATURE_COUNT
+    assert [flat[i:i + w].tolist() for i in range(0, len(flat), w)] == _content.block_features(
+        py_blocks, title)
 
 
 def test_compiled_blake2b_is_blake2b():
@@ -94,15 +106,30 @@ def test_random_pages(html):
     same(parse_html(f"<html><body>{html}</body></html>").root)
 
 
-def test_compiled_tree_scores_equal_the_python_walk():
-    """The shipped content model's trees, on the blocks of generated pages."""
-    from scrapy_deboiler._content import block_features, default_model, page_blocks
+def test_compiled_tables_and_tree_scores_equal_the_python_definitions():
+    """Fitted site pages (boilerplate skipped, near-boilerplate marked,
+    titles shared with the text) through the shipped content model."""
+    from scrapy_deboiler import Page, SiteModel
+    from scrapy_deboiler._clean import boilerplate_of
 
-    model = default_model()
+    model = _content.default_model()
     assert model.kind == "trees"
-    rows = []
-    for _, html, _ in site_pages("trees.example", 5):
-        root = parse_html(html).root
-        rows += block_features(page_blocks(root), root.findtext(".//title") or "")
-    assert rows
+    pages = [Page(html, url) for url, html, _ in site_pages("trees.example", 6)]
+    site = SiteModel.fit(pages)
+    rows, flats = [], []
+    for page in pages:
+        dropped, shared = boilerplate_of(page, site, near=True)
+        near = shared | set(page.root.xpath("(//p)[2]"))  # generated sites share nothing partly
+        title = page.root.findtext(".//title") or ""
+        assert title and dropped and near
+        py_blocks = _content.page_blocks_py(page.root, set(dropped), near)
+        same_table(page.root, py_blocks, title, set(dropped), near)
+        rows += _content.block_features(py_blocks, title)
+        flats.append(_content._block_table(page.root, set(dropped), near, title)[1])
+    assert rows and any(row[17] > 0 for row in rows)  # some text shares words with the title
+    assert any(row[25] for row in rows) and any(row[14] for row in rows)  # near; in the main container
     assert model.trees.raw(rows) == model.trees.raw_py(rows)
+    flat = flats[0]
+    for more in flats[1:]:
+        flat.extend(more)
+    assert model.scores_table(flat) == model.scores(rows)
