@@ -4,7 +4,8 @@ After the site's boilerplate is gone, what remains still holds whatever
 differs between pages: related links, comments, bylines, teasers. Each text
 block (the text between block-level tags) is scored from shallow features
 (boilerpipe's word count and link density, position relative to the page's
-largest blocks and title, class/id hints of its ancestors, its neighbours)
+largest blocks, title and headline, how its text is written, class/id hints of
+its ancestors, its neighbours and siblings)
 by a small gradient-boosted tree ensemble. The trees are plain data
 (``content_model.json``) made by ``benchmarks/train_content.py`` with
 cross-validation split by site.
@@ -18,6 +19,7 @@ import os
 from array import array
 from operator import mul
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from html import escape
 
@@ -49,7 +51,8 @@ TAGS = ("p h1 h2 h3 h4 h5 h6 li td tr div pre blockquote dd dt table section art
 _TAG_ROWS = {t: [float(t == u) for u in TAGS] for t in TAGS}
 _NO_TAG = [0.0] * len(TAGS)
 #: Length of a block's feature row (see block_features).
-FEATURE_COUNT = 27 + len(TAGS) + len(HINTS)
+FEATURE_COUNT = 27 + len(TAGS) + len(HINTS) + 10
+_HEADLINE = frozenset(("h1", "h2", "h3"))
 #: Tags a kept block keeps in content-mode HTML; others become <p>.
 _OUTPUT_TAGS = frozenset("p h1 h2 h3 h4 h5 h6 li pre blockquote dd dt".split())
 
@@ -196,7 +199,8 @@ def _main_container(blocks: list[Block]) -> etree._Element | None:
 
 
 def block_features(blocks: list[Block], title: str) -> list[list[float]]:
-    """The first-pass feature vector of every block (see FEATURES)."""
+    """The feature vector of every block: its own text, its neighbours',
+    its place on the page and in the tree, its tag and class hints."""
     if not blocks:
         return []
     n = len(blocks)
@@ -206,6 +210,19 @@ def block_features(blocks: list[Block], title: str) -> list[list[float]]:
     biggest = max(range(n), key=lambda i: blocks[i].words)
     total_words = sum(b.words for b in blocks)
     max_words = blocks[biggest].words
+    overlap = [0.0] * n
+    if title_tokens:
+        for k, b in enumerate(blocks):
+            toks = set(_TOKEN.findall(b.text.lower()))
+            overlap[k] = len(title_tokens.intersection(toks)) / max(1, len(toks))
+    # The headline: the first h1-h3 mostly made of the title's words, else the first h1.
+    head = next((k for k, b in enumerate(blocks) if b.element.tag in _HEADLINE and overlap[k] >= 0.5),
+                None)
+    if head is None:
+        head = next((k for k, b in enumerate(blocks) if b.element.tag == "h1"), -1)
+    parents = [b.element.getparent() for b in blocks]
+    siblings = Counter(parents)
+    same_tag = Counter((p, b.element.tag) for p, b in zip(parents, blocks))
     rows = []
     hint_rows: dict[int, list[float]] = {}
     for k, b in enumerate(blocks):
@@ -215,7 +232,6 @@ def block_features(blocks: list[Block], title: str) -> list[list[float]]:
         ld = b.link_chars / max(1, len(b.text))
         in_main = 1.0 if b.element in inside else 0.0
         dist = (k - biggest) / n
-        toks = set(_TOKEN.findall(b.text.lower())) if title_tokens else ()
         row = [
             1.0, words, ld, ld * words, k / n, b.depth / 30, b.words / max_words,
             math.log1p(prev.words) if prev else 0.0,
@@ -225,10 +241,10 @@ def block_features(blocks: list[Block], title: str) -> list[list[float]]:
             float(b.text[-1:] in '.!?"”'),
             len(_DIGIT.findall(b.text)) / max(1, len(b.text)),
             float(b.words < 4), in_main, dist, abs(dist),
-            len(title_tokens.intersection(toks)) / max(1, len(toks)), float(dist < 0), in_main * words,
+            overlap[k], float(dist < 0), in_main * words,
             # a few interactions a linear model cannot form itself
             words * words / 10, in_main * ld, float(k == biggest), b.words / max(1, total_words),
-            float(prev is not None and prev.element.getparent() is b.element.getparent()),
+            float(prev is not None and parents[k - 1] is parents[k]),
             float(b.near), float(b.near) * words,
         ]
         row += _TAG_ROWS.get(b.element.tag, _NO_TAG)
@@ -236,6 +252,17 @@ def block_features(blocks: list[Block], title: str) -> list[list[float]]:
         if hint_row is None:
             hint_row = hint_rows[b.hints] = [float(b.hints >> j & 1) for j in range(len(HINTS))]
         row += hint_row
+        # Where the headline is; how the text is written (no word lists: the
+        # commas, word lengths, capitals and full stops of prose versus
+        # menus and titles); how many blocks share the parent.
+        toks = _TOKEN.findall(b.text)
+        cased = [t for t in toks if t[0].isalpha()]
+        row += [
+            float(head >= 0), (k - head) / n if head >= 0 else 0.0, float(0 <= head < k), float(k == head),
+            b.text.count(",") / b.words, sum(map(len, toks)) / max(1, len(toks)),
+            sum(1 for t in cased if t[0].isupper()) / max(1, len(cased)), b.text.count(". ") / b.words,
+            math.log1p(siblings[parents[k]]), same_tag[parents[k], b.element.tag] / siblings[parents[k]],
+        ]
         rows.append(row)
     return rows
 

@@ -13,7 +13,8 @@ element proxies the caller gets back.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.array cimport array, clone
-from cpython.unicode cimport Py_UNICODE_ISALNUM, Py_UNICODE_ISDECIMAL, PyUnicode_Substring
+from cpython.unicode cimport (Py_UNICODE_ISALNUM, Py_UNICODE_ISALPHA, Py_UNICODE_ISDECIMAL,
+                              Py_UNICODE_ISUPPER, PyUnicode_Substring)
 from libc.math cimport fabs, log1p
 from libc.stdlib cimport calloc, free, realloc
 from libc.string cimport memcpy, memset, strcmp, strlen
@@ -579,6 +580,7 @@ def address_of(object element):
 cdef struct Stat:
     xmlNode* node
     Py_ssize_t words, chars, links, digits, depth
+    Py_ssize_t commas, stops, tokens, token_chars, cased, upper, siblings, same_tag
     double overlap
     bint ends, near
     long long hints
@@ -625,7 +627,10 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
     if raw is None:
         return None
     cdef Py_ssize_t n_raw = len(raw), n = 0, k, j, i, start, words, digits, total = 0
-    cdef Py_ssize_t width = 27 + n_tags + n_hints, biggest = 0, second = -1, third = -1
+    cdef Py_ssize_t base = 27 + n_tags + n_hints, width = base + 10, biggest = 0, second = -1, third = -1
+    cdef Py_ssize_t head = -1, commas, stops, tokens, token_chars, cased, upper
+    cdef Py_UCS4 before
+    cdef dict siblings = {}, same_tag = {}
     cdef Stat* st = <Stat*>calloc(n_raw + 1, sizeof(Stat))
     cdef Py_UCS4 ch
     cdef bint in_word
@@ -639,6 +644,7 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
     cdef xmlNode* main
     cdef xmlNode* node
     cdef xmlNode* other
+    cdef const char* name
     cdef char* seen = NULL
     if st == NULL:
         raise MemoryError()
@@ -665,10 +671,28 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
                 continue
             if in_word and toks is not None:
                 toks.add(PyUnicode_Substring(low, start, i))
-            digits = 0
-            for ch in text:
+            digits = commas = stops = tokens = token_chars = cased = upper = 0
+            in_word = False
+            before = 0
+            for ch in text:  # the same tokens, in the text as written
                 if Py_UNICODE_ISDECIMAL(ch):
                     digits += 1
+                if ch == 44:  # ","
+                    commas += 1
+                elif ch == 32 and before == 46:  # ". "
+                    stops += 1
+                if Py_UNICODE_ISALNUM(ch) or ch == 95:
+                    token_chars += 1
+                    if not in_word:
+                        in_word = True
+                        tokens += 1
+                        if Py_UNICODE_ISALPHA(ch):
+                            cased += 1
+                            if Py_UNICODE_ISUPPER(ch):
+                                upper += 1
+                else:
+                    in_word = False
+                before = ch
             st[n].node = <xmlNode*><size_t>b[0]
             st[n].depth = b[1]
             st[n].hints = b[2]
@@ -677,6 +701,12 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
             st[n].words = words
             st[n].chars = len(text)
             st[n].digits = digits
+            st[n].commas = commas
+            st[n].stops = stops
+            st[n].tokens = tokens
+            st[n].token_chars = token_chars
+            st[n].cased = cased
+            st[n].upper = upper
             st[n].ends = text[len(text) - 1] in _ENDS
             st[n].overlap = len(toks & title_tokens) / <double>max(1, len(toks)) if toks is not None else 0.0
             position[b[0]] = n
@@ -697,6 +727,26 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
             if k != biggest and k != second and (third < 0 or st[k].words > st[third].words):
                 third = k
         max_words = st[biggest].words
+        # The headline (see _content.block_features) and blocks per parent.
+        for k in range(n):
+            name = <const char*>st[k].node.name
+            if (strcmp(name, "h1") == 0 or strcmp(name, "h2") == 0 or strcmp(name, "h3") == 0) \
+                    and st[k].overlap >= 0.5:
+                head = k
+                break
+        if head < 0:
+            for k in range(n):
+                if strcmp(<const char*>st[k].node.name, "h1") == 0:
+                    head = k
+                    break
+        for k in range(n):
+            key = <size_t>st[k].node.parent
+            siblings[key] = siblings.get(key, 0) + 1
+            key = (<size_t>st[k].node.parent, <bytes>(<const char*>st[k].node.name))
+            same_tag[key] = same_tag.get(key, 0) + 1
+        for k in range(n):
+            st[k].siblings = siblings[<size_t>st[k].node.parent]
+            st[k].same_tag = same_tag[(<size_t>st[k].node.parent, <bytes>(<const char*>st[k].node.name))]
         # _content._main_container: the highest of the common ancestors of the
         # largest block and each of the next two holding 30 % of its words.
         main = st[biggest].node
@@ -761,6 +811,17 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
             for j in range(n_hints):
                 if st[k].hints >> j & 1:
                     row[27 + n_tags + j] = 1.0
+            if head >= 0:
+                row[base] = 1.0
+                row[base + 1] = (k - head) / <double>n
+                row[base + 2] = 1.0 if k > head else 0.0
+                row[base + 3] = 1.0 if k == head else 0.0
+            row[base + 4] = st[k].commas / <double>st[k].words
+            row[base + 5] = st[k].token_chars / <double>max(1, st[k].tokens)
+            row[base + 6] = st[k].upper / <double>max(1, st[k].cased)
+            row[base + 7] = st[k].stops / <double>st[k].words
+            row[base + 8] = log1p(<double>st[k].siblings)
+            row[base + 9] = st[k].same_tag / <double>st[k].siblings
             row += width
         return blocks, X
     finally:
