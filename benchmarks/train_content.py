@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 from scrapy_deboiler import Page, SiteModel  # noqa: E402
 from scrapy_deboiler._clean import boilerplate_of  # noqa: E402
 from scrapy_deboiler._content import (  # noqa: E402
-    _TOKEN, ContentModel, block_features, keep, page_blocks, second_pass)
+    _TOKEN, ContentModel, block_features, keep, page_blocks, place_keys, second_pass, smooth)
 
 from bench_core import DEFAULT_DATA  # noqa: E402
 
@@ -63,7 +63,7 @@ def load(path: str, min_site_pages: int):
         for line in f:
             r = json.loads(line)
             sites[r["domain"]].append(r)
-    pages = []  # (site, id, rows, labels, texts, weights)
+    pages = []  # (site, id, rows, labels, texts, weights, place keys)
     for site, recs in sorted(sites.items()):
         parsed = [Page(r["html"], r["url"]) for r in recs]
         model = SiteModel.fit(parsed) if len(recs) >= min_site_pages else None
@@ -75,7 +75,7 @@ def load(path: str, min_site_pages: int):
             bag = Counter(_TOKEN.findall(gold))
             norm = " ".join(_TOKEN.findall(gold))
             pages.append((site, r["id"], rows, [label(b.text, norm, bag) for b in blocks],
-                          [b.text for b in blocks], weights(blocks)))
+                          [b.text for b in blocks], weights(blocks), place_keys(blocks, p.root)))
     return pages
 
 
@@ -172,7 +172,7 @@ def main() -> None:
                 model = train([p for p in pages if fold[p[0]] != k])
                 for p in pages:
                     if fold[p[0]] == k:
-                        scores = predict(model, p[2])
+                        scores = smooth(predict(model, p[2]), p[6])
                         if scores_out:
                             scores_out.write(json.dumps({"id": p[1], "texts": p[4], "scores": scores}) + "\n")
                         flags = keep(scores, model["threshold"])

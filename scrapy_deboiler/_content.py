@@ -33,7 +33,7 @@ except ImportError:  # not built: the Python walk gives the same scores
     _speedups = None
 
 __all__ = ["Block", "ContentModel", "block_features", "judge_blocks", "keep", "page_blocks",
-           "select_content"]
+           "place_keys", "select_content", "smooth"]
 
 _TOKEN = re.compile(r"\w+")
 _DIGIT = re.compile(r"\d")
@@ -70,6 +70,7 @@ class Block:
     link_chars: int = 0
     text: str = ""
     words: int = 0
+    place: object = None  # where it sits (place_keys); set by judge_blocks
 
 
 def _hint_bits(cls: str | None, ident: str | None) -> int:
@@ -112,7 +113,7 @@ def page_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
             _BLOCK_BYTES, _SKIP_BYTES, _hint_bits, {})
         if raw is not None:
             order = []
-            for address, depth, hints, is_near, parts, link_chars in raw:
+            for address, depth, hints, is_near, parts, link_chars, _ in raw:
                 b = Block(_speedups.element_at(root, address), depth, hints, is_near, parts, link_chars)
                 _finish(b)
                 if b.words:
@@ -377,6 +378,47 @@ class _Trees:
         return out
 
 
+#: How much of a block's score comes from the blocks in the same place on
+#: the page (0.5-0.75 all gave the same F1 out of fold; see smooth).
+SMOOTHING = 0.6
+_NOT_IN_PLACE = re.compile(r"[0-9 \t\n\r\v\f]")
+
+
+def place_keys(blocks: list[Block], root: etree._Element) -> list[str]:
+    """Where each block sits below ``root``: the tags and classes (digits and
+    whitespace left out) of its parent and the parent's ancestors, e.g.
+    ``html./body./div.post/div.entry``. The compiled table hashes the same
+    strings as it walks (``_speedups._place_hash``)."""
+    memo: dict = {}
+    top = root.getparent()
+    if top is not None:
+        memo[top] = ""
+
+    def key(el) -> str:
+        chain = []
+        while el is not None and el not in memo:
+            chain.append(el)
+            el = el.getparent()
+        path = memo[el] if el is not None else ""
+        for a in reversed(chain):
+            path = memo[a] = f"{path}{a.tag}.{_NOT_IN_PLACE.sub('', a.get('class') or '')}/"
+        return path
+
+    return [key(b.element.getparent()) if b.element is not root else "" for b in blocks]
+
+
+def smooth(scores: list[float], keys: list[str], alpha: float = SMOOTHING) -> list[float]:
+    """Blend each score with the mean score of the blocks in the same place
+    (``place_keys``): comments, teasers and article paragraphs each come as
+    runs of blocks under one template, and one decision per run beats many
+    (ROUGE-LSum F1 +0.004 out of fold)."""
+    groups: dict[str, list[float]] = {}
+    for k, s in zip(keys, scores):
+        groups.setdefault(k, []).append(s)
+    mean = {k: sum(v) / len(v) for k, v in groups.items()}
+    return [(1 - alpha) * s + alpha * mean[k] for k, s in zip(keys, scores)]
+
+
 def keep(scores: list[float], threshold: float) -> list[bool]:
     """Blocks scoring over the threshold; when none does, the best block
     and those within half its score, so a page never comes out empty."""
@@ -410,6 +452,9 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     else:
         blocks = page_blocks_py(root, skip, near)
         scores = model.scores(block_features(blocks, title))
+        for b, key in zip(blocks, place_keys(blocks, root)):
+            b.place = key
+    scores = smooth(scores, [b.place for b in blocks])
     return blocks, scores, keep(scores, model.threshold)
 
 
@@ -430,8 +475,8 @@ def _block_table(root: etree._Element, skip: set | frozenset, near: set | frozen
     if raw is None:
         return None
     element_at = _speedups.element_at
-    blocks = [Block(element_at(root, a), depth, hints, is_near, [], link_chars, text, words)
-              for a, depth, hints, is_near, text, link_chars, words in raw[0]]
+    blocks = [Block(element_at(root, a), depth, hints, is_near, [], link_chars, text, words, place)
+              for a, depth, hints, is_near, text, link_chars, words, place in raw[0]]
     return blocks, raw[1]
 
 

@@ -504,10 +504,52 @@ cdef inline void _add_text(list frame, str text, list order):
         block[5] += len(text.strip())
 
 
+cdef u64 FNV_PRIME = 0x100000001b3ULL
+
+
+cdef inline u64 _fnv(u64 h, const char* s) noexcept:
+    while s[0] != 0:
+        h = (h ^ <unsigned char>s[0]) * FNV_PRIME
+        s += 1
+    return h
+
+
+cdef u64 _place_hash(u64 parent, xmlNode* node) noexcept:
+    """A hash of the element's place: its parent's place, its tag and its
+    class with digits and whitespace left out (``_content.place_keys``
+    builds the same partition of blocks from strings). FNV-1a: a grouping
+    key within one page, never stored."""
+    cdef u64 h = 0xcbf29ce484222325ULL
+    cdef int i
+    cdef unsigned char c
+    cdef tree.xmlAttr* attr = node.properties
+    cdef xmlNode* text
+    cdef const char* p
+    for i in range(8):
+        h = (h ^ ((parent >> (8 * i)) & 0xff)) * FNV_PRIME
+    h = _fnv(h, <const char*>node.name)
+    h = (h ^ 46) * FNV_PRIME  # "."
+    while attr != NULL:
+        if attr.ns == NULL and strcmp(<const char*>attr.name, "class") == 0:
+            text = attr.children
+            while text != NULL and (text.type == TEXT or text.type == CDATA):
+                p = <const char*>text.content
+                while p != NULL and p[0] != 0:
+                    c = <unsigned char>p[0]
+                    if not (48 <= c <= 57 or c == 32 or 9 <= c <= 13):
+                        h = (h ^ c) * FNV_PRIME
+                    p += 1
+                text = text.next
+            break
+        attr = attr.next
+    return (h ^ 47) * FNV_PRIME  # "/"
+
+
 def block_walk(object root, set skip, set near, frozenset block_tags, frozenset skip_tags,
                object hint_of, dict hint_cache):
     """``_content.page_blocks_py``'s walk over libxml2's nodes: blocks as
-    [node address, depth, hint bits, near, text parts, link characters] in
+    [node address, depth, hint bits, near, text parts, link characters,
+    place hash of the parent] in
     order of their first text, or None for namespaced trees. ``skip`` and
     ``near`` hold node addresses; ``hint_of(class, id)`` gives hint bits,
     looked up first in ``hint_cache`` by ``(class, id)``."""
@@ -520,7 +562,7 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
     cdef xmlNode* c_root = el._c_node
     cdef xmlNode* node = c_root
     cdef bint down = True
-    cdef list frames = [[None, False, 0, -1, False]]
+    cdef list frames = [[None, False, 0, -1, False, 0]]
     cdef list order = []
     cdef list parent, frame, block
     cdef bytes name
@@ -549,8 +591,9 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
                 is_near = parent[4] or (bool(near) and address in near)
                 block = parent[0]
                 if block is None or name in block_tags:
-                    block = [address, parent[3] + 1, hints, is_near, [], 0]
-                frame = [block, parent[1] or name == b"a", hints, parent[3] + 1, is_near]
+                    block = [address, parent[3] + 1, hints, is_near, [], 0, parent[5]]
+                frame = [block, parent[1] or name == b"a", hints, parent[3] + 1, is_near,
+                         _place_hash(parent[5], node)]
                 frames.append(frame)
                 _add_text(frame, _run_text(node.children), order)
                 if node.children != NULL:
@@ -619,7 +662,7 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
                 object hint_of, dict hint_cache, frozenset title_tokens, dict tag_index,
                 Py_ssize_t n_tags, Py_ssize_t n_hints):
     """Content mode's blocks and their feature rows in one compiled pass:
-    (blocks as (address, depth, hints, near, text, link characters, words),
+    (blocks as (address, depth, hints, near, text, link characters, words, place),
     the rows as one flat array of doubles), equal to ``_content.page_blocks_py``
     followed by ``_content.block_features``; None for namespaced trees.
     Python is called only for whitespace, case folding and title tokens."""
@@ -710,7 +753,7 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
             st[n].ends = text[len(text) - 1] in _ENDS
             st[n].overlap = len(toks & title_tokens) / <double>max(1, len(toks)) if toks is not None else 0.0
             position[b[0]] = n
-            blocks.append((b[0], b[1], b[2], b[3], text, b[5], words))
+            blocks.append((b[0], b[1], b[2], b[3], text, b[5], words, b[6]))
             total += words
             n += 1
         X = clone(_DOUBLES, n * width, True)

@@ -44,6 +44,15 @@ def same_table(root, py_blocks, title="", skip=frozenset(), near=frozenset()):
     w = _content.FEATURE_COUNT
     assert [flat[i:i + w].tolist() for i in range(0, len(flat), w)] == _content.block_features(
         py_blocks, title)
+    # The compiled place hashes group blocks as the Python place strings do.
+    assert partition([b.place for b in blocks]) == partition(_content.place_keys(py_blocks, root))
+
+
+def partition(keys):
+    groups = {}
+    for i, k in enumerate(keys):
+        groups.setdefault(k, set()).add(i)
+    return sorted(map(sorted, groups.values()))
 
 
 def test_compiled_blake2b_is_blake2b():
@@ -133,3 +142,14 @@ def test_compiled_tables_and_tree_scores_equal_the_python_definitions():
     for more in flats[1:]:
         flat.extend(more)
     assert model.scores_table(flat) == model.scores(rows)
+
+
+def test_places_ignore_numbers_and_spacing_in_classes():
+    root = parse_html("<body><div class='post-1 entry'><p>one two</p></div>"
+                      "<div class='post-22  entry'><p>three four</p></div>"
+                      "<div class='sidebar'><p>five six</p></div></body>").root
+    blocks, _, _ = _content.judge_blocks(root)
+    places = [b.place for b in blocks]
+    assert len(places) == 3 and places[0] == places[1] != places[2]
+    assert _content.place_keys(_content.page_blocks_py(root), root)[:2] == [
+        "html./body./div.post-entry/", "html./body./div.post-entry/"]
