@@ -435,29 +435,24 @@ def score_trees(list rows, const int[:] feature, const double[:] threshold, cons
                 const int[:] right, const double[:] value, const int[:] roots, double base):
     """Sum of a tree ensemble's leaf values per row, plus ``base`` (raw
     scores; ``_content._Trees`` defines the layout and checks this
-    against its Python walk). A node is a leaf when ``left`` is -1."""
-    cdef Py_ssize_t n = len(rows), r, t, node, ntrees = roots.shape[0], i, widest = -1
-    cdef double total
-    cdef list out = [0.0] * n
+    against its Python walk). A node is a leaf when ``left`` is -1.
+    The rows are copied into one flat array for ``score_table``."""
+    cdef Py_ssize_t n = len(rows), r, i, width = 1
     cdef list row
-    for i in range(feature.shape[0]):  # rows are read unchecked below
-        if feature[i] > widest:
-            widest = feature[i]
+    cdef array flat
+    cdef double* out
+    for i in range(feature.shape[0]):
+        if feature[i] >= width:
+            width = feature[i] + 1
+    flat = clone(_DOUBLES, n * width, False)
+    out = flat.data.as_doubles
     for r in range(n):
         row = rows[r]
-        if len(row) <= widest:
-            raise IndexError(f"row {r} has {len(row)} features; the trees read feature {widest}")
-        total = base
-        for t in range(ntrees):
-            node = roots[t]
-            while left[node] >= 0:
-                if <double>row[feature[node]] <= threshold[node]:
-                    node = left[node]
-                else:
-                    node = right[node]
-            total += value[node]
-        out[r] = total
-    return out
+        if len(row) < width:
+            raise IndexError(f"row {r} has {len(row)} features; the trees read feature {width - 1}")
+        for i in range(width):
+            out[r * width + i] = <double>row[i]
+    return score_table(flat, width, feature, threshold, left, right, value, roots, base)
 
 
 cdef str _run_text(xmlNode* c):
