@@ -110,7 +110,7 @@ def page_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
     if _speedups is not None:
         raw = _speedups.block_walk(
             root, {_speedups.address_of(e) for e in skip}, {_speedups.address_of(e) for e in near},
-            _BLOCK_BYTES, _SKIP_BYTES, _hint_bits, {})
+            _BLOCK_BYTES, _SKIP_BYTES, _hint_bits, _hint_cache())
         if raw is not None:
             order = []
             for address, depth, hints, is_near, parts, link_chars, _ in raw:
@@ -135,7 +135,7 @@ def page_blocks_py(root: etree._Element, skip: set | frozenset = frozenset(),
     # near-boilerplate subtree); the first is the root's parent, None marks a
     # skipped element.
     stack: list[tuple | None] = [(None, False, 0, -1, False)]
-    hint_cache: dict[tuple, int] = {}
+    hint_cache = _hint_cache()
     # Comments and PIs (only in hand-built trees: the parser drops them) are
     # not entered, but the text after them belongs to their parent's block.
     walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
