@@ -68,7 +68,7 @@ def load(path: str, min_site_pages: int):
         parsed = [Page(r["html"], r["url"]) for r in recs]
         model = SiteModel.fit(parsed) if len(recs) >= min_site_pages else None
         for r, p in zip(recs, parsed):
-            dropped, near = boilerplate_of(p, model, near=True)  # as clean_page(mode="content")
+            dropped, near = boilerplate_of(p, model, content=True)  # as clean_page(mode="content")
             blocks = page_blocks(p.root, set(dropped), near)
             rows = block_features(blocks, p.root.findtext(".//title") or "")
             gold = r["gold_text"].lower()

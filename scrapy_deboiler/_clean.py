@@ -113,11 +113,40 @@ def outermost(signed: SignedTree, signatures: frozenset[str] | set[str]) -> list
     return found
 
 
-def boilerplate_of(page: Page, model: SiteModel | None, near: bool = False,
+#: Text-level tags (HTML's phrasing content). A shared one whose parent the
+#: page does not share is a word of the page's own sentence ("by <span>Paulo
+#: Coelho</span> on July 21"), not template: removing it left holes in the
+#: text. Content mode keeps them and lets the block model judge the block
+#: whole: ROUGE-LSum F1 +0.003, shingle F1 +0.007 out of fold (without
+#: ``a``: +0.0015 / +0.004). Boilerplate mode removes them as deboiler
+#: does: keeping them there cost 0.005 ROUGE-LSum F1 (0.001 without ``a``).
+PHRASE_TAGS = frozenset(
+    "a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd mark nobr q "
+    "s samp small span strike strong sub sup time tt u var wbr".split()
+)
+
+
+def _phrase(el: etree._Element) -> bool:
+    """Whether ``el`` and all it holds are text-level tags."""
+    for node in el.iter():
+        if isinstance(node.tag, str) and node.tag not in PHRASE_TAGS:
+            return False
+    return True
+
+
+def outermost_dropped(signed: SignedTree, signatures: frozenset[str] | set[str],
+                      phrases: bool = False) -> list[int]:
+    """The entries of ``outermost`` that cleaning removes; with ``phrases``
+    not those that are words of the page's own text (``PHRASE_TAGS``)."""
+    found = outermost(signed, signatures)
+    return [i for i in found if not _phrase(signed.element(i))] if phrases else found
+
+
+def boilerplate_of(page: Page, model: SiteModel | None, content: bool = False,
                    ) -> tuple[list[etree._Element], set]:
-    """The page's outermost boilerplate subtrees, and (with ``near``) the
-    subtrees some neighbouring pages share, too rarely to be removed: a hint
-    for the content model, not a verdict."""
+    """The page's outermost boilerplate subtrees to skip, and for
+    ``content`` mode the subtrees some neighbouring pages share, too rarely
+    to be removed: a hint for the content model, not a verdict."""
     dropped: list[etree._Element] = []
     shared: set = set()
     if model is None:
@@ -126,8 +155,8 @@ def boilerplate_of(page: Page, model: SiteModel | None, near: bool = False,
         page.signed = sign_tree(page.root, model.params.scheme)
     signed = page.signed
     bp = model.boilerplate
-    dropped = [signed.element(i) for i in outermost(signed, bp)]
-    if near:
+    dropped = [signed.element(i) for i in outermost_dropped(signed, bp, content)]
+    if content:
         support = model.support
         shared = {signed.element(i) for i, sig in enumerate(signed.signatures)
                   if sig in support and sig not in bp}
@@ -148,13 +177,14 @@ def clean_page(
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     if page.skipped is not None:
         return CleanResult("", "", 0, list(page.notes), skipped=page.skipped)
-    dropped, near = boilerplate_of(page, model, near=mode == "content")
+    content = mode == "content"
+    dropped, near = boilerplate_of(page, model, content)
     removed = len(dropped)
     blocks: list[tuple[str, str]] = []
     if explain and model is not None:  # for reports: which subtrees, by signature
         signed = page.signed
         blocks = [(signed.signatures[i], " ".join(tree_text(signed.element(i)).split())[:100])
-                  for i in outermost(signed, model.boilerplate)]
+                  for i in outermost_dropped(signed, model.boilerplate, content)]
     page.signed = SignedTree()
     if mode == "content":
         # The block walk skips boilerplate subtrees itself: no tree surgery.

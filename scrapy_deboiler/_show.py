@@ -84,7 +84,7 @@ def annotate_page(page: Page, model: SiteModel | None, *, mode: str = "content",
         n = support.get(sig)
         if n:
             why[signed.element(i)] = f"signature {sig}: shared by {n} of {pairs} neighbour pairs"
-    dropped, near = boilerplate_of(page, model, near=True)
+    dropped, near = boilerplate_of(page, model, content=mode == "content")
     text_chars = len(tree_text(root))
     removed_chars = sum(len(tree_text(el)) for el in dropped)
     blocks, scores, flags = judge_blocks(root, skip=set(dropped), near=near)

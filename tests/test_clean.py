@@ -79,3 +79,18 @@ def test_cleaning_twice_with_pages_from_a_later_crawl():
     later = clean_page(Page(site[10][1], site[10][0]), model)
     assert later.text.splitlines()[0] == site[10][2].splitlines()[0]
     assert "Privacy policy" not in later.text
+
+
+def test_content_mode_keeps_shared_words_inside_a_pages_own_sentence():
+    """The author's name is on every page, the sentence around it is not:
+    boilerplate mode removes the name (as deboiler does), content mode
+    keeps the sentence whole."""
+    pages = [(u, h.replace("By Staff Writer", f'By <span class="author">Ann Lee</span> on May {i + 1}'))
+             for i, (u, h, _) in enumerate(site_pages("byline.example", 6))]
+    _, boiler = fit_and_clean(pages)
+    _, content = fit_and_clean(pages, mode="content")
+    for i, (b, c) in enumerate(zip(boiler, content)):
+        assert f"By on May {i + 1}" in b.text.splitlines()
+        assert "Ann Lee" not in b.text
+        assert f"By Ann Lee on May {i + 1}" in c.text.splitlines()
+        assert f"<p>By Ann Lee on May {i + 1}</p>" in c.html

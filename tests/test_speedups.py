@@ -127,7 +127,7 @@ def test_compiled_tables_and_tree_scores_equal_the_python_definitions():
     site = SiteModel.fit(pages)
     rows, flats = [], []
     for page in pages:
-        dropped, shared = boilerplate_of(page, site, near=True)
+        dropped, shared = boilerplate_of(page, site, content=True)
         near = shared | set(page.root.xpath("(//p)[2]"))  # generated sites share nothing partly
         title = page.root.findtext(".//title") or ""
         assert title and dropped and near
