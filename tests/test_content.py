@@ -1,3 +1,6 @@
+import pytest
+from lxml import etree
+
 from scrapy_deboiler import _content
 
 ARTICLE = "".join(
@@ -13,10 +16,14 @@ PAGE = (
 )
 
 
-def judged(html: str):
+def _page(html: str):
     from scrapy_deboiler import Page
 
-    blocks, scores, flags = _content.judge_blocks(Page(html).root)
+    return Page(html)
+
+
+def judged(html: str):
+    blocks, scores, flags = _content.judge_blocks(_page(html).root)
     return [b.text for b in blocks], scores, flags
 
 
@@ -30,3 +37,38 @@ def test_a_body_class_naming_every_part_of_the_page_says_nothing_about_its_block
         _content._HINT_BIT["footer"] | _content._HINT_BIT["share"] | _content._HINT_BIT["post"])
     texts, _, kept = plain
     assert [t for t, k in zip(texts, kept) if k][1:] == [t for t in texts if t.startswith("Paragraph")]
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_what_a_browser_does_not_show_is_left_out_unless_nothing_else_remains(compiled, monkeypatch):
+    if not compiled:
+        monkeypatch.setattr(_content, "_speedups", None)
+    hidden = (
+        "<div style='DISPLAY: none'><p>Schema copy of the story, never shown to readers at all.</p></div>"
+        "<div hidden><p>A closed dialog asking readers to subscribe to the newsletter today.</p></div>"
+        "<ul aria-hidden='true'><li>Closed menu entry that nobody sees on the page</li></ul>"
+    )
+    texts, _, kept = judged(PAGE.format(body="").replace("</article>", "</article>" + hidden))
+    assert not any("Schema copy" in t or "closed dialog" in t or "Closed menu" in t for t in texts)
+    assert [t for t, k in zip(texts, kept) if k][1:] == [t for t in texts if t.startswith("Paragraph")]
+    whole = PAGE.format(body="").replace("<article>", "<article style='display:none'>")
+    whole = whole.replace("<nav", "<nav hidden").replace("<div class='related'", "<div hidden class='related'")
+    texts, _, kept = judged(whole)
+    assert sum(t.startswith("Paragraph") for t, k in zip(texts, kept) if k) == 6
+    assert _content.hidden_elements(_page(whole).root)
+
+
+def test_compiled_hidden_pass_equals_the_python_definition():
+    html = (
+        "<html><head><style>p {}</style></head><body><div hidden=''><p>a</p></div>"
+        "<div aria-hidden=' TRUE '>b</div><div aria-hidden='false'>c</div>"
+        "<p style='color: red; DISPLAY :\\n none'>d</p><p style='visibility: visible'>e</p>"
+        "<span style='visibility:hidden'><em style='display:none'>f</em></span><!-- x -->"
+        "<section><div><p style='display: block'>g</p><b hidden>h</b></div></section></body></html>"
+    ).replace("\\n", "\n")
+    root = _page(html).root
+    found = _content.hidden_elements(root)
+    assert found == _content.hidden_elements_py(root)
+    assert sorted(el.text or el[0].text for el in found) == ["a", "b", "d", "f", "f", "h"]
+    fragment = etree.fromstring("<div><p style='display:none'>outside any body</p></div>")
+    assert _content.hidden_elements(fragment) == _content.hidden_elements_py(fragment) == set()
