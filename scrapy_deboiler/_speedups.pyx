@@ -541,18 +541,19 @@ cdef u64 _place_hash(u64 parent, xmlNode* node) noexcept:
 
 
 def block_walk(object root, set skip, set near, frozenset block_tags, frozenset skip_tags,
-               object hint_of, dict hint_cache):
+               object hint_of, dict hint_cache, bint hide=False):
     """``_content.page_blocks_py``'s walk over libxml2's nodes: blocks as
     [node address, depth, hint bits, near, text parts, link characters,
     place hash of the parent] in
     order of their first text, or None for namespaced trees. ``skip`` and
     ``near`` hold node addresses; ``hint_of(class, id)`` gives hint bits,
-    looked up first in ``hint_cache`` by ``(class, id)``."""
-    return _walk_blocks(root, skip, near, block_tags, skip_tags, hint_of, hint_cache)
+    looked up first in ``hint_cache`` by ``(class, id)``; with ``hide``
+    hidden elements are skipped too."""
+    return _walk_blocks(root, skip, near, block_tags, skip_tags, hint_of, hint_cache, hide)
 
 
 cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, frozenset skip_tags,
-                         object hint_of, dict hint_cache):
+                         object hint_of, dict hint_cache, bint hide):
     cdef cetree._Element el = <cetree._Element?>root
     cdef xmlNode* c_root = el._c_node
     cdef xmlNode* node = c_root
@@ -569,7 +570,9 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
                 return None
             name = <bytes>(<const char*>node.name)
             address = <size_t>node
-            if name in skip_tags or address in skip:
+            if (name in skip_tags or address in skip
+                    or (hide and node.properties != NULL and name != b"html" and name != b"body"
+                        and _hidden(node))):
                 frames.append(None)  # not entered; its tail still counts
                 down = False
             else:
@@ -611,7 +614,8 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
 
 
 cdef bint _hidden(xmlNode* node):
-    """``_content._is_hidden`` on libxml2's attribute list."""
+    """``_content._is_hidden`` on libxml2's attribute list (callers check
+    first that the node has attributes)."""
     cdef tree.xmlAttr* attr = node.properties
     cdef str value
     while attr != NULL:
@@ -630,43 +634,6 @@ cdef bint _hidden(xmlNode* node):
                         return True
         attr = attr.next
     return False
-
-
-def hidden_nodes(object root):
-    """``_content.hidden_elements_py`` as node addresses: one pass over the
-    first ``<body>``'s elements, reading only those that have attributes."""
-    cdef cetree._Element el = <cetree._Element?>root
-    cdef xmlNode* c_root = el._c_node
-    cdef xmlNode* node = c_root
-    cdef xmlNode* body = NULL
-    cdef bint down = True
-    cdef set found = set()
-    while True:  # the first <body> in document order
-        if down and node.type == ELEMENT:
-            if node.ns == NULL and strcmp(<const char*>node.name, "body") == 0:
-                body = node
-                break
-            if node.children != NULL:
-                node = node.children
-                continue
-            down = False
-        if not step(&node, c_root, &down):
-            break
-    if body == NULL or body.children == NULL:
-        return found
-    node = body.children
-    down = True
-    while True:
-        if down and node.type == ELEMENT:
-            if node.properties != NULL and _hidden(node):
-                found.add(<size_t>node)
-            if node.children != NULL:
-                node = node.children
-                continue
-            down = False
-        if not step(&node, body, &down):
-            break
-    return found
 
 
 def address_of(object element):
@@ -714,13 +681,13 @@ cdef str _ENDS = '.!?"\u201d'
 
 def block_table(object root, set skip, set near, frozenset block_tags, frozenset skip_tags,
                 object hint_of, dict hint_cache, frozenset title_tokens, dict tag_index,
-                Py_ssize_t n_tags, Py_ssize_t n_hints):
+                Py_ssize_t n_tags, Py_ssize_t n_hints, bint hide=False):
     """Content mode's blocks and their feature rows in one compiled pass:
     (blocks as (address, depth, hints, near, text, link characters, words, place),
     the rows as one flat array of doubles), equal to ``_content.page_blocks_py``
     followed by ``_content.block_features``; None for namespaced trees.
     Python is called only for whitespace, case folding and title tokens."""
-    raw = _walk_blocks(root, skip, near, block_tags, skip_tags, hint_of, hint_cache)
+    raw = _walk_blocks(root, skip, near, block_tags, skip_tags, hint_of, hint_cache, hide)
     if raw is None:
         return None
     cdef Py_ssize_t n_raw = len(raw), n = 0, k, j, i, start, words, digits, total = 0

@@ -55,20 +55,20 @@ def test_what_a_browser_does_not_show_is_left_out_unless_nothing_else_remains(co
     whole = whole.replace("<nav", "<nav hidden").replace("<div class='related'", "<div hidden class='related'")
     texts, _, kept = judged(whole)
     assert sum(t.startswith("Paragraph") for t, k in zip(texts, kept) if k) == 6
-    assert _content.hidden_elements(_page(whole).root)
+    assert not _content.page_blocks(_page(whole).root, hide=True)
 
 
-def test_compiled_hidden_pass_equals_the_python_definition():
+def test_compiled_walk_hides_what_the_python_walk_hides():
     html = (
-        "<html><head><style>p {}</style></head><body><div hidden=''><p>a</p></div>"
+        "<html><head><style>p {}</style></head><body hidden><div hidden=''><p>a</p></div>"
         "<div aria-hidden=' TRUE '>b</div><div aria-hidden='false'>c</div>"
-        "<p style='color: red; DISPLAY :\\n none'>d</p><p style='visibility: visible'>e</p>"
+        "<p style='color: red; DISPLAY :\n none'>d</p><p style='visibility: visible'>e</p>"
         "<span style='visibility:hidden'><em style='display:none'>f</em></span><!-- x -->"
-        "<section><div><p style='display: block'>g</p><b hidden>h</b></div></section></body></html>"
+        "<section><div><p style='display: block'>g</p><b hidden>h</b> tail</div></section></body></html>"
     ).replace("\\n", "\n")
     root = _page(html).root
-    found = _content.hidden_elements(root)
-    assert found == _content.hidden_elements_py(root)
-    assert sorted(el.text or el[0].text for el in found) == ["a", "b", "d", "f", "f", "h"]
-    fragment = etree.fromstring("<div><p style='display:none'>outside any body</p></div>")
-    assert _content.hidden_elements(fragment) == _content.hidden_elements_py(fragment) == set()
+    py = _content.page_blocks_py(root, hide=True)
+    assert [(b.element, b.text) for b in _content.page_blocks(root, hide=True)] == [
+        (b.element, b.text) for b in py]
+    assert [b.text for b in py] == ["c", "e", "g", "tail"]
+    assert [b.text for b in _content.page_blocks_py(root)] == ["a", "b", "c", "d", "e", "f", "g", "h tail"]
