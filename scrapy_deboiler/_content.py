@@ -456,7 +456,7 @@ def _is_hidden(el: etree._Element) -> bool:
     ``aria-hidden="true"``, or an inline style with ``display:none`` or
     ``visibility:hidden`` (schema.org copies of the article, closed menus
     and dialogs). Readers never see them, so content mode leaves them out:
-    ROUGE-LSum F1 +0.003 on multi-page sites and +0.007 on single pages out
+    ROUGE-LSum F1 +0.002 on multi-page sites and +0.007 on single pages out
     of fold (``hidden`` and ``display`` alone: +0.001 and +0.008)."""
     if el.get("hidden") is not None:
         return True
