@@ -21,6 +21,7 @@ from operator import mul
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from html import escape
 
 from lxml import etree
@@ -121,7 +122,7 @@ def page_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
     if _speedups is not None:
         raw = _speedups.block_walk(
             root, {_speedups.address_of(e) for e in skip}, {_speedups.address_of(e) for e in near},
-            _BLOCK_BYTES, _SKIP_BYTES, _hint_bits, _hint_cache(), hide)
+            _BLOCK_BYTES, _SKIP_BYTES, _hint_bits, _hint_cache(), _class_hides if hide else None)
         if raw is not None:
             order = []
             for address, depth, hints, is_near, parts, link_chars, _ in raw:
@@ -451,13 +452,39 @@ def default_model() -> ContentModel:
     return _DEFAULT
 
 
+#: Class names that hide an element in common CSS frameworks and CMSs
+#: (Bootstrap's ``hidden``, ``invisible``, ``sr-only``, ``d-none``;
+#: WordPress's ``screen-reader-text``; Drupal's ``element-invisible`` ...).
+HIDING_CLASSES = frozenset(
+    "hidden hide invisible is-hidden u-hidden hidden-text sr-only visually-hidden "
+    "screen-reader-text element-invisible offscreen d-none".split()
+)
+_SHOWN = frozenset("block flex inline grid table contents".split())
+
+
+@lru_cache(maxsize=4096)
+def _class_hides(cls: str) -> bool:
+    """Whether a class attribute names a ``HIDING_CLASSES`` class (whole
+    names: ``hidden-xs`` hides on phones only). ``d-none`` alone does not
+    count when a Bootstrap breakpoint shows the element again
+    (``d-none d-md-block``)."""
+    tokens = cls.lower().split()
+    found = HIDING_CLASSES.intersection(tokens)
+    if found == {"d-none"}:
+        return not any(t.startswith("d-") and t.rsplit("-", 1)[-1] in _SHOWN for t in tokens)
+    return bool(found)
+
+
 def _is_hidden(el: etree._Element) -> bool:
     """Whether a browser hides ``el``: a ``hidden`` attribute,
-    ``aria-hidden="true"``, or an inline style with ``display:none`` or
-    ``visibility:hidden`` (schema.org copies of the article, closed menus
-    and dialogs). Readers never see them, so content mode leaves them out:
-    ROUGE-LSum F1 +0.002 on multi-page sites and +0.007 on single pages out
-    of fold (``hidden`` and ``display`` alone: +0.001 and +0.008)."""
+    ``aria-hidden="true"``, an inline style with ``display:none`` or
+    ``visibility:hidden``, or a hiding class (``_class_hides``): schema.org
+    copies of the article, closed menus and dialogs, screen-reader text.
+    Readers never see them, so content mode leaves them out. ROUGE-LSum F1
+    out of fold, multi-page sites / single pages: attributes and styles
+    +0.002 / +0.007 (``hidden`` and ``display`` alone: +0.001 / +0.008);
+    classes then +0.003 / +0.005 (without ``d-none``: +0.004 / 0; with
+    ``d-none`` even where a breakpoint shows it: +0.003 / +0.001)."""
     if el.get("hidden") is not None:
         return True
     value = el.get("aria-hidden")
@@ -466,8 +493,10 @@ def _is_hidden(el: etree._Element) -> bool:
     value = el.get("style")
     if value:
         value = "".join(value.split()).lower()
-        return "display:none" in value or "visibility:hidden" in value
-    return False
+        if "display:none" in value or "visibility:hidden" in value:
+            return True
+    value = el.get("class")
+    return bool(value) and _class_hides(value)
 
 
 def visible_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
@@ -512,7 +541,7 @@ def _block_table(root: etree._Element, skip: set | frozenset, near: set | frozen
     raw = _speedups.block_table(
         root, {address(e) for e in skip}, {address(e) for e in near}, _BLOCK_BYTES, _SKIP_BYTES,
         _hint_bits, _hint_cache(), frozenset(_TOKEN.findall(title.lower())), _TAG_BYTES, len(TAGS),
-        len(HINTS), hide)
+        len(HINTS), _class_hides if hide else None)
     if raw is None:
         return None
     element_at = _speedups.element_at

@@ -541,19 +541,19 @@ cdef u64 _place_hash(u64 parent, xmlNode* node) noexcept:
 
 
 def block_walk(object root, set skip, set near, frozenset block_tags, frozenset skip_tags,
-               object hint_of, dict hint_cache, bint hide=False):
+               object hint_of, dict hint_cache, object class_hides=None):
     """``_content.page_blocks_py``'s walk over libxml2's nodes: blocks as
     [node address, depth, hint bits, near, text parts, link characters,
     place hash of the parent] in
     order of their first text, or None for namespaced trees. ``skip`` and
     ``near`` hold node addresses; ``hint_of(class, id)`` gives hint bits,
-    looked up first in ``hint_cache`` by ``(class, id)``; with ``hide``
-    hidden elements are skipped too."""
-    return _walk_blocks(root, skip, near, block_tags, skip_tags, hint_of, hint_cache, hide)
+    looked up first in ``hint_cache`` by ``(class, id)``; with
+    ``class_hides`` hidden elements are skipped too."""
+    return _walk_blocks(root, skip, near, block_tags, skip_tags, hint_of, hint_cache, class_hides)
 
 
 cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, frozenset skip_tags,
-                         object hint_of, dict hint_cache, bint hide):
+                         object hint_of, dict hint_cache, object class_hides):
     cdef cetree._Element el = <cetree._Element?>root
     cdef xmlNode* c_root = el._c_node
     cdef xmlNode* node = c_root
@@ -571,8 +571,8 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
             name = <bytes>(<const char*>node.name)
             address = <size_t>node
             if (name in skip_tags or address in skip
-                    or (hide and node.properties != NULL and name != b"html" and name != b"body"
-                        and _hidden(node))):
+                    or (class_hides is not None and node.properties != NULL and name != b"html"
+                        and name != b"body" and _hidden(node, class_hides))):
                 frames.append(None)  # not entered; its tail still counts
                 down = False
             else:
@@ -613,9 +613,10 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
     return order
 
 
-cdef bint _hidden(xmlNode* node):
+cdef bint _hidden(xmlNode* node, object class_hides):
     """``_content._is_hidden`` on libxml2's attribute list (callers check
-    first that the node has attributes)."""
+    first that the node has attributes); ``class_hides(class)`` is
+    ``_content._class_hides``."""
     cdef tree.xmlAttr* attr = node.properties
     cdef str value
     while attr != NULL:
@@ -632,6 +633,10 @@ cdef bint _hidden(xmlNode* node):
                     value = "".join(value.split()).lower()
                     if "display:none" in value or "visibility:hidden" in value:
                         return True
+            elif strcmp(<const char*>attr.name, "class") == 0:
+                value = _run_text(attr.children)
+                if value and class_hides(value):
+                    return True
         attr = attr.next
     return False
 
@@ -681,13 +686,13 @@ cdef str _ENDS = '.!?"\u201d'
 
 def block_table(object root, set skip, set near, frozenset block_tags, frozenset skip_tags,
                 object hint_of, dict hint_cache, frozenset title_tokens, dict tag_index,
-                Py_ssize_t n_tags, Py_ssize_t n_hints, bint hide=False):
+                Py_ssize_t n_tags, Py_ssize_t n_hints, object class_hides=None):
     """Content mode's blocks and their feature rows in one compiled pass:
     (blocks as (address, depth, hints, near, text, link characters, words, place),
     the rows as one flat array of doubles), equal to ``_content.page_blocks_py``
     followed by ``_content.block_features``; None for namespaced trees.
     Python is called only for whitespace, case folding and title tokens."""
-    raw = _walk_blocks(root, skip, near, block_tags, skip_tags, hint_of, hint_cache, hide)
+    raw = _walk_blocks(root, skip, near, block_tags, skip_tags, hint_of, hint_cache, class_hides)
     if raw is None:
         return None
     cdef Py_ssize_t n_raw = len(raw), n = 0, k, j, i, start, words, digits, total = 0

@@ -64,11 +64,14 @@ def test_compiled_walk_hides_what_the_python_walk_hides():
         "<div aria-hidden=' TRUE '>b</div><div aria-hidden='false'>c</div>"
         "<p style='color: red; DISPLAY :\n none'>d</p><p style='visibility: visible'>e</p>"
         "<span style='visibility:hidden'><em style='display:none'>f</em></span><!-- x -->"
-        "<section><div><p style='display: block'>g</p><b hidden>h</b> tail</div></section></body></html>"
+        "<section><div><p style='display: block'>g</p><b hidden>h</b> tail</div></section>"
+        "<p class='Card SR-ONLY'>i</p><p class='hidden-xs'>j</p><p class='d-none d-md-block'>k</p>"
+        "<p class='x d-none'>l</p><p class='d-none d-print-none visually-hidden'>m</p></body></html>"
     ).replace("\\n", "\n")
     root = _page(html).root
     py = _content.page_blocks_py(root, hide=True)
     assert [(b.element, b.text) for b in _content.page_blocks(root, hide=True)] == [
         (b.element, b.text) for b in py]
-    assert [b.text for b in py] == ["c", "e", "g", "tail"]
-    assert [b.text for b in _content.page_blocks_py(root)] == ["a", "b", "c", "d", "e", "f", "g", "h tail"]
+    assert [b.text for b in py] == ["c", "e", "g", "tail", "j", "k"]
+    assert [b.text for b in _content.page_blocks_py(root)] == [
+        "a", "b", "c", "d", "e", "f", "g", "h tail", "i", "j", "k", "l", "m"]
