@@ -1,7 +1,7 @@
 import pytest
 from lxml import etree
 
-from scrapy_deboiler import _content
+from scrapy_deboiler import Page, _content
 
 ARTICLE = "".join(
     f"<p>Paragraph {i} of the story tells what happened, who was there and why it matters to readers.</p>"
@@ -16,9 +16,7 @@ PAGE = (
 )
 
 
-def _page(html: str):
-    from scrapy_deboiler import Page
-
+def _page(html: str) -> Page:
     return Page(html)
 
 
@@ -67,7 +65,7 @@ def test_compiled_walk_hides_what_the_python_walk_hides():
         "<section><div><p style='display: block'>g</p><b hidden>h</b> tail</div></section>"
         "<p class='Card SR-ONLY'>i</p><p class='hidden-xs'>j</p><p class='d-none d-md-block'>k</p>"
         "<p class='x d-none'>l</p><p class='d-none d-print-none visually-hidden'>m</p></body></html>"
-    ).replace("\\n", "\n")
+    )
     root = _page(html).root
     py = _content.page_blocks_py(root, hide=True)
     assert [(b.element, b.text) for b in _content.page_blocks(root, hide=True)] == [
