@@ -1,0 +1,215 @@
+"""Crawl throughput on full-size pages, the pipeline off and on, in one run.
+
+    python benchmarks/bench_fullsize.py [--sites 20] [--pages 60] [--paragraphs 400]
+        [--concurrency 32] [--rounds 2] [--mode content] [--spider site|index-only]
+        [--no-demo] [--json out.json]
+
+Serves ``--sites`` generated sites (tests/sitegen.py pages, 400 paragraphs:
+about 66 KB each; every link resolves) on 127.0.0.1, one port each, and
+crawls all of them with the example project's spider (as bench_crawl.py
+does; ``--spider index-only`` follows the indexes' links only, the least
+work Scrapy can do a page) at ``CONCURRENT_REQUESTS`` (and per domain,
+since all ports are one host to Scrapy) ``--concurrency``, each crawl in a fresh
+process: without scrapy-deboiler, then with its add-on. Rounds alternate
+off/on so a busy moment on the machine hurts both alike. Reports pages/s
+(each round, the range and the best), the ratio on/off of the best rounds and
+of the medians, and each crawl's peak RSS. Then, unless ``--no-demo``, runs
+benchmarks/bench_crawl.py (the demo website, small pages) for the ratio
+beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..")
+PROJECT = os.path.join(ROOT, "example_project")
+
+CHILD = r"""
+import json, resource, sys, time
+import scrapy
+from scrapy import signals
+from scrapy.crawler import CrawlerProcess
+from scrapy.linkextractors import LinkExtractor
+from scrapy.utils.project import get_project_settings
+
+on, urls, out, sigdir, conc, mode, spider = sys.argv[1] == "on", sys.argv[2], *sys.argv[3:8]
+
+
+class IndexSpider(scrapy.Spider):
+    # Extracts links from the index pages only: Scrapy's own work per
+    # article page is as small as it gets.
+    name = "index-only"
+    links = LinkExtractor(allow=r"/articles/")
+
+    def parse(self, response):
+        if response.url.endswith("/"):
+            yield from response.follow_all(self.links.extract_links(response))
+            return
+        yield {"url": response.url, "title": response.css("title::text").get("")}
+
+
+settings = get_project_settings()  # the example project's (cwd)
+settings.setdict({
+    "ADDONS": {"scrapy_deboiler.Addon": 100} if on else {},
+    "DEBOILER_SIGNATURES_DIR": sigdir,
+    "DEBOILER_MODE": mode,
+    "FEEDS": {out: {"format": "jsonlines"}},
+    "LOG_LEVEL": "WARNING",
+    "ROBOTSTXT_OBEY": False,
+    "TELNETCONSOLE_ENABLED": False,
+    "CONCURRENT_REQUESTS": int(conc),
+    "CONCURRENT_REQUESTS_PER_DOMAIN": int(conc),
+    "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
+}, priority="cmdline")
+process = CrawlerProcess(settings)
+crawler = process.create_crawler(IndexSpider if spider == "index-only" else "site")
+times = {}
+def opened(**kw): times.setdefault("start", time.perf_counter())
+def closed(**kw): times.setdefault("end", time.perf_counter())
+crawler.signals.connect(opened, signals.spider_opened)  # signals hold handlers weakly
+crawler.signals.connect(closed, signals.spider_closed)
+cpu0 = time.process_time()
+kwargs = {"start_urls": urls.split(",")} if spider == "index-only" else {"start_urls": urls, "max_pages": "1000000"}
+process.crawl(crawler, **kwargs)
+process.start()
+print(json.dumps({
+    "pages": crawler.stats.get_value("response_received_count", 0),
+    "items": crawler.stats.get_value("item_scraped_count", 0),
+    "seconds": times["end"] - times["start"],
+    "cpu_seconds": time.process_time() - cpu0,
+    "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "cleaned": crawler.stats.get_value("deboiler/items_cleaned", 0),
+}))
+"""
+
+
+def serve(n_sites: int, n_pages: int, paragraphs: int) -> tuple[list[str], list[ThreadingHTTPServer], int]:
+    """One server per site on free 127.0.0.1 ports: an index linking to
+    ``n_pages - 1`` article pages. Returns start URLs, servers and the mean
+    article size in bytes."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from sitegen import site_pages
+
+    urls, servers, sizes = [], [], []
+    n = n_pages - 1
+    # Every link resolves: related stories point at the site's own articles,
+    # menu and footer links at the index.
+    related = re.compile(r'href="/articles/(\d+)\.html"')
+    menu = re.compile(r'href="/(?:news|sport|culture|about|privacy|terms|contact)"')
+    for s in range(n_sites):
+        name = f"site{s:02d}"
+        pages: dict[str, bytes] = {}
+        links = []
+        for url, html, _ in site_pages(name, n, paragraphs=paragraphs):
+            path = url.split(name, 1)[1]
+            html = related.sub(lambda m: f'href="/articles/{int(m.group(1)) % n:04d}.html"', html)
+            pages[path] = menu.sub('href="/"', html).encode("utf-8")
+            sizes.append(len(pages[path]))
+            links.append(f'<li><a href="{path}">{path}</a></li>')
+        pages["/"] = f"<html><body><h1>{name}</h1><ul>{''.join(links)}</ul></body></html>".encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as Scrapy's client uses
+            site = pages
+
+            def do_GET(self) -> None:  # noqa: N802
+                body = self.site.get(self.path)
+                if body is None:
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        urls.append(f"http://127.0.0.1:{server.server_address[1]}/")
+    return urls, servers, sum(sizes) // max(1, len(sizes))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sites", type=int, default=20)
+    ap.add_argument("--pages", type=int, default=60, help="pages a site, its index included")
+    ap.add_argument("--paragraphs", type=int, default=400)
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--mode", default="content", choices=["content", "boilerplate"])
+    ap.add_argument("--spider", default="site", choices=["site", "index-only"],
+                    help="site: the example project's spider (links from every page, as "
+                         "bench_crawl.py); index-only: links from the indexes only")
+    ap.add_argument("--no-demo", action="store_true", help="skip the demo-site crawl")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+
+    urls, servers, size = serve(args.sites, args.pages, args.paragraphs)
+    results: dict[str, list[dict]] = {"off": [], "on": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.rounds):
+            for state in ("off", "on"):
+                out = os.path.join(tmp, f"{state}{r}.jsonl")
+                sigdir = os.path.join(tmp, f"sigs{r}")  # a fresh store: every site is fitted
+                proc = subprocess.run(
+                    [sys.executable, "-c", CHILD, state, ",".join(urls), out, sigdir,
+                     str(args.concurrency), args.mode, args.spider],
+                    cwd=PROJECT, capture_output=True, text=True, timeout=900)
+                if proc.returncode:
+                    sys.exit(proc.stderr[-3000:])
+                res = json.loads(proc.stdout.strip().splitlines()[-1])
+                res["pages_per_s"] = res["pages"] / res["seconds"]
+                results[state].append(res)
+                print(f"round {r + 1} {state:<3}: {res['pages_per_s']:6.1f} pages/s, "
+                      f"{res['seconds']:5.1f} s, CPU {res['cpu_seconds']:5.1f} s, "
+                      f"peak RSS {res['max_rss_mib']:4.0f} MiB, {res['cleaned']} cleaned",
+                      flush=True)
+    for server in servers:
+        server.shutdown()
+    rates = {m: [x["pages_per_s"] for x in rs] for m, rs in results.items()}
+    best = {m: max(v) for m, v in rates.items()}
+    median = {m: statistics.median(v) for m, v in rates.items()}
+    rss = {m: max(x["max_rss_mib"] for x in rs) for m, rs in results.items()}
+    print(f"\n{args.sites} sites x {args.pages} pages of {size / 1000:.0f} KB, "
+          f"CONCURRENT_REQUESTS={args.concurrency}, {args.mode} mode, {args.spider} spider, "
+          f"{args.rounds} rounds")
+    print(f"{'pipeline':<10} {'pages/s range':>16} {'best':>7} {'peak RSS MiB':>13}")
+    for m in ("off", "on"):
+        print(f"{m:<10} {min(rates[m]):>7.1f}-{max(rates[m]):<8.1f} {best[m]:>7.1f} {rss[m]:>13.0f}")
+    pairs = [on / off for on, off in zip(rates["on"], rates["off"])]
+    print(f"throughput ratio on/off: best {best['on'] / best['off']:.2f}, "
+          f"median {median['on'] / median['off']:.2f}, per round {min(pairs):.2f}-{max(pairs):.2f}")
+    demo = None
+    if not args.no_demo:
+        print("\ndemo website (benchmarks/bench_crawl.py):", flush=True)
+        demo_json = os.path.join(tempfile.gettempdir(), f"bench_demo_{os.getpid()}.json")
+        subprocess.run([sys.executable, os.path.join(HERE, "bench_crawl.py"), "--json", demo_json,
+                        "--rounds", str(args.rounds)], check=True)
+        with open(demo_json) as f:
+            demo = json.load(f)
+        os.unlink(demo_json)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"results": results, "ratio_best": best["on"] / best["off"],
+                       "ratio_median": median["on"] / median["off"], "page_bytes": size,
+                       "demo": demo}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
