@@ -110,6 +110,8 @@ def _inspect(path: str, as_json: bool) -> int:
         "pairs": model.pairs,
         "skipped_pairs": model.skipped_pairs,
         "signatures": len(model.support),
+        "provisional": (f"yes: fitted on {len(model.page_keys)} pages so far, learning until "
+                        "it has DEBOILER_MIN_PAGES") if model.provisional else "no",
         "threshold": model.threshold,
         "boilerplate": len(model.boilerplate),
         "support": {str(k): hist[k] for k in sorted(hist)},

@@ -64,6 +64,12 @@ class SiteModel:
     pairs: int = 0
     skipped_pairs: int = 0
     support: dict[str, int] = field(default_factory=dict)
+    #: Fitted on fewer pages than wanted (a crawl stopped or released the
+    #: site early): it keeps learning from later pages until it has them.
+    provisional: bool = False
+    #: For a provisional model, digests of the pages it has seen (URL and
+    #: content), so a page seen again adds no evidence twice.
+    page_keys: frozenset[str] = frozenset()
     _boilerplate: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -127,4 +133,5 @@ class SiteModel:
         params = replace(self.params, **changes)
         if params.scheme != self.params.scheme:
             raise ValueError("the signature scheme is fixed once a model is fitted")
-        return SiteModel(params, self.pages, self.pairs, self.skipped_pairs, dict(self.support))
+        return SiteModel(params, self.pages, self.pairs, self.skipped_pairs, dict(self.support),
+                         self.provisional, self.page_keys)

@@ -25,7 +25,15 @@ __all__ = [
 ]
 
 FORMAT = "scrapy-deboiler-signatures"
-FORMAT_VERSION = 1
+#: Version 2 adds ``provisional``; models that are not provisional are still
+#: written as version 1, which every release reads. Releases that read only
+#: version 1 refuse provisional files and fit those sites again, rather than
+#: take a model of a few pages for a finished one.
+FORMAT_VERSION = 2
+_VERSIONS = (1, 2)
+#: At most this many page keys in a provisional file.
+MAX_PAGE_KEYS = 1_000_000
+_PAGE_KEY = re.compile(r"[0-9a-f]{16}\Z")
 #: Files larger than this are refused before they are read.
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
@@ -73,9 +81,9 @@ def model_to_json(domain: str, model: SiteModel) -> dict:
     """The document a signature file holds (see README, "Signature files")."""
     from . import __version__
 
-    return {
+    doc = {
         "format": FORMAT,
-        "version": FORMAT_VERSION,
+        "version": 2 if model.provisional else 1,
         "generator": f"scrapy-deboiler {__version__}",
         "domain": domain,
         "created": _created(),
@@ -85,6 +93,9 @@ def model_to_json(domain: str, model: SiteModel) -> dict:
         "skipped_pairs": model.skipped_pairs,
         "signatures": dict(sorted(model.support.items())),
     }
+    if model.provisional:
+        doc["provisional"] = {"page_keys": sorted(model.page_keys)}
+    return doc
 
 
 def dump_model(domain: str, model: SiteModel, path: str | os.PathLike) -> Path:
@@ -121,9 +132,9 @@ def model_from_json(doc: object, path: str | os.PathLike = "<data>") -> tuple[st
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise SignatureFileError(path, f"not a {FORMAT} file")
     version = doc.get("version")
-    if version != FORMAT_VERSION:
+    if type(version) is not int or version not in _VERSIONS:
         raise SignatureFileError(
-            path, f"format version {version!r} is not supported (this reads {FORMAT_VERSION})"
+            path, f"format version {version!r} is not supported (this reads 1 and 2)"
         )
     domain = doc.get("domain")
     if not isinstance(domain, str):
@@ -138,12 +149,26 @@ def model_from_json(doc: object, path: str | os.PathLike = "<data>") -> tuple[st
     for sig, n in sigs.items():
         if not _SIGNATURE.match(sig) or type(n) is not int or n < 1:
             raise SignatureFileError(path, f"bad signature entry {sig[:40]!r}: {n!r}"[:120])
+    provisional, keys = False, frozenset()
+    if "provisional" in doc:
+        prov = doc["provisional"]
+        if version < 2:
+            raise SignatureFileError(path, "'provisional' needs format version 2")
+        if not isinstance(prov, dict) or not isinstance(prov.get("page_keys"), list):
+            raise SignatureFileError(path, "'provisional' must be an object with a 'page_keys' list")
+        raw = prov["page_keys"]
+        if len(raw) > MAX_PAGE_KEYS or not all(isinstance(k, str) and _PAGE_KEY.match(k) for k in raw):
+            raise SignatureFileError(path, "bad 'page_keys': expected up to "
+                                           f"{MAX_PAGE_KEYS} strings of 16 hex digits")
+        provisional, keys = True, frozenset(raw)
     model = SiteModel(
         params,
         pages=_int(doc, "pages", path),
         pairs=_int(doc, "pairs", path),
         skipped_pairs=_int(doc, "skipped_pairs", path),
         support=dict(sigs),
+        provisional=provisional,
+        page_keys=keys,
     )
     return domain, model
 

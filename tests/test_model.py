@@ -74,7 +74,7 @@ def test_merge_refuses_other_schemes():
 def test_a_model_holds_no_pages_or_trees():
     model = SiteModel.fit(pages(4))
     assert all(type(k) is str and type(v) is int for k, v in model.support.items())
-    assert {type(v) for v in vars(model).values()} <= {FitParams, int, dict, frozenset, type(None)}
+    assert {type(v) for v in vars(model).values()} <= {FitParams, int, dict, frozenset, bool, type(None)}
 
 
 def test_params_round_trip():

@@ -142,7 +142,7 @@ async def test_a_fault_while_fitting_or_cleaning_releases_items_unchanged(tmp_pa
 
 HOSTILE_FILES = {
     "truncated": b"{ truncated",
-    "wrong-version": b'{"format": "scrapy-deboiler-signatures", "version": 2}',
+    "wrong-version": b'{"format": "scrapy-deboiler-signatures", "version": 3}',
     "deeply-nested": b'{"format": "scrapy-deboiler-signatures", "params": ' + b"[" * 200_000 + b"]" * 200_000 + b"}",
     "huge-array": b'{"format": "scrapy-deboiler-signatures", "version": 1, "domain": "x", "params": {}, '
                   b'"signatures": [' + b"0," * 2_000_000 + b"0]}",

@@ -88,3 +88,45 @@ def test_domain_names_map_to_safe_distinct_files(tmp_path, model):
         store.save(d, model)
         assert store.load(d) == model
     assert sorted(p.name for p in (tmp_path / "store").iterdir()) == sorted(names)
+
+
+def test_provisional_models_round_trip_as_version_2(tmp_path, model):
+    """A model fitted on too few pages is written as version 2 with the keys
+    of its pages; finished models stay version 1, which older releases read."""
+    store = SignatureStore(tmp_path)
+    keys = frozenset(f"{i:016x}" for i in range(5))
+    prov = SiteModel(model.params, model.pages, model.pairs, model.skipped_pairs, dict(model.support),
+                     provisional=True, page_keys=keys)
+    path = store.save("a.example", prov)
+    doc = json.loads(path.read_text())
+    assert doc["version"] == 2 and doc["provisional"] == {"page_keys": sorted(keys)}
+    assert store.load("a.example") == prov
+    store.save("a.example", model)
+    doc = json.loads(path.read_text())
+    assert doc["version"] == 1 and "provisional" not in doc
+    assert store.load("a.example") == model and not model.provisional
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"version": 1}, "'provisional' needs format version 2"),
+    ({"provisional": True}, "'provisional' must be an object"),
+    ({"provisional": {"page_keys": ["xyz"]}}, "bad 'page_keys'"),
+    ({"provisional": {"page_keys": [1]}}, "bad 'page_keys'"),
+    ({"version": True}, "format version True is not supported"),
+])
+def test_bad_provisional_files_are_refused(tmp_path, model, change, message):
+    prov = SiteModel(model.params, model.pages, model.pairs, 0, dict(model.support), provisional=True,
+                     page_keys=frozenset(["0123456789abcdef"]))
+    path = dump_model("a.example", prov, tmp_path / "a.json")
+    path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
+    with pytest.raises(SignatureFileError, match=message):
+        load_model(path)
+
+
+def test_version_1_files_of_earlier_releases_still_load(tmp_path, model):
+    path = dump_model("a.example", model, tmp_path / "a.json")
+    doc = json.loads(path.read_text())
+    doc["generator"] = "scrapy-deboiler 0.0.9"
+    path.write_text(json.dumps(doc))
+    loaded = load_model(path, "a.example")
+    assert loaded == model and loaded.provisional is False and loaded.page_keys == frozenset()
