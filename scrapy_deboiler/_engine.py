@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CrawlState", "crawl_state"]
+__all__ = ["CrawlState", "crawl_state", "items_in_pipelines"]
 
 logger = logging.getLogger(__name__)
 _warned = False
@@ -61,3 +61,13 @@ def crawl_state(crawler: Any, held: int) -> CrawlState:
                 "held items are released at once", e
             )
         return CrawlState(False, False, True)
+
+
+def items_in_pipelines(crawler: Any) -> int | None:
+    """Items between the spider and the end of the item pipelines (the
+    scraper slot's ``itemproc_size``), or None when that cannot be read."""
+    try:
+        sslot = crawler.engine.scraper.slot
+        return None if sslot is None else int(sslot.itemproc_size)
+    except (AttributeError, TypeError, ValueError):
+        return None

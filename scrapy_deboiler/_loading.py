@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from lxml import etree
-from w3lib.encoding import html_to_unicode
+import codecs
 
-__all__ = ["ParsedHTML", "decode_html", "empty_root", "parse_html", "MAX_DEPTH"]
+from lxml import etree
+from w3lib.encoding import html_body_declared_encoding, html_to_unicode, resolve_encoding, to_unicode
+
+__all__ = ["ParsedHTML", "decode_html", "decode_page", "empty_root", "lossy_decoding", "parse_html",
+           "MAX_DEPTH"]
 
 #: Depth we keep when a page nests deeper than libxml2 accepts (2048 with
 #: ``huge_tree``). Deeper start tags are dropped, their text is kept.
@@ -37,10 +40,111 @@ class ParsedHTML:
 
 def decode_html(data: bytes, encoding: str | None = None) -> tuple[str, str]:
     """Decode bytes like a browser: BOM, then the declared encoding (HTTP
-    header), then ``<meta charset>``, then detection (w3lib.encoding)."""
+    header), then ``<meta charset>``, then detection (w3lib.encoding);
+    and when that loses characters, as ``decode_page`` does."""
+    text, name, _ = decode_page(data, encoding)
+    return text, name
+
+
+_SINGLE_BYTE = frozenset(["cp1252", "latin_1", "iso8859-15", "iso8859-2", "cp1250", "cp1251"])
+
+
+def lossy_decoding(data: bytes, text: str, encoding: str | None = None) -> bool:
+    """Whether ``text``, decoded from ``data`` (with ``encoding``), lost
+    what the bytes hold: replacement characters the bytes did not have;
+    markup gone (tags in the bytes, none in the text: UTF-16 read from
+    UTF-8); or UTF-8 read as a one-byte encoding (valid multi-byte UTF-8
+    sequences, which one-byte text almost never forms, become mojibake)."""
+    if "\ufffd" in text and text.count("\ufffd") > data.count(b"\xef\xbf\xbd"):
+        return True
+    if b"<" in data[:2048] and "<" not in text[:4096]:
+        return True
+    if encoding is not None and not data.isascii():
+        try:
+            name = codecs.lookup(encoding).name
+        except LookupError:
+            return False
+        if name in _SINGLE_BYTE:
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                return False
+            return True
+    return False
+
+
+#: The legacy encodings of the WHATWG Encoding Standard (what browsers
+#: read), as Python names: detection picks among these only (left free,
+#: charset-normalizer guessed DOS code pages for short Western pages).
+_WEB_ENCODINGS = [
+    "utf_8", "utf_16", "ibm866", "iso8859_2", "iso8859_3", "iso8859_4", "iso8859_5", "iso8859_6",
+    "iso8859_7", "iso8859_8", "iso8859_10", "iso8859_13", "iso8859_14", "iso8859_15",
+    "iso8859_16", "koi8_r", "koi8_u", "mac_cyrillic", "cp874", "cp1250", "cp1251", "cp1252",
+    "cp1253", "cp1254", "cp1255", "cp1256", "cp1257", "cp1258", "gb18030", "big5", "euc_jp",
+    "iso2022_jp", "shift_jis", "euc_kr",
+]
+
+
+def _detected(data: bytes) -> str | None:
+    """charset-normalizer's guess from byte statistics (it comes with
+    Scrapy; without it, no guess). Among equally good guesses windows-1252,
+    the commonest legacy encoding on the web, wins: short Western pages
+    read equally well in several one-byte encodings."""
+    try:
+        from charset_normalizer import from_bytes
+    except ImportError:
+        return None
+    try:
+        matches = list(from_bytes(data[:65536], cp_isolation=_WEB_ENCODINGS))
+    except Exception:
+        return None
+    if not matches:
+        return None
+    best = matches[0]
+    tied = [m.encoding for m in matches if (m.chaos, m.coherence) == (best.chaos, best.coherence)]
+    return "cp1252" if "cp1252" in tied else best.encoding
+
+
+def decode_page(data: bytes, encoding: str | None = None) -> tuple[str, str, list[str]]:
+    """(text, encoding used, notes): ``html_to_unicode`` with ``encoding``
+    as the declared one (BOM, then it, then ``<meta charset>``, then
+    detection), as a browser reads a page. When that decoding is lossy
+    (``lossy_decoding``: a wrong declared encoding), the other readings
+    are tried in turn: the ``<meta>`` one, UTF-8, charset-normalizer's
+    guess, windows-1252; the first that reads the bytes without loss is
+    used, with the note ``encoding-fallback``. If none does, the least
+    damaged reading is used, noted ``decode-errors``."""
     content_type = f"text/html; charset={encoding}" if encoding else None
     name, text = html_to_unicode(content_type, data)
-    return text, name
+    if not lossy_decoding(data, text, name):
+        return text, name, []
+    tried = {name}
+    best = (_damage(data, text), text, name)
+    for candidate in (html_body_declared_encoding(data), "utf-8", _detected(data), "cp1252"):
+        resolved = resolve_encoding(candidate) if candidate else None
+        if resolved is None or resolved in tried:
+            continue
+        tried.add(resolved)
+        try:
+            other = to_unicode(data, resolved)
+        except (LookupError, UnicodeError, TypeError):
+            continue
+        if not lossy_decoding(data, other, resolved):
+            return other, resolved, ["encoding-fallback"]
+        damage = _damage(data, other)
+        if damage < best[0]:
+            best = (damage, other, resolved)
+    _, text, used = best
+    return text, used, ["decode-errors"] + (["encoding-fallback"] if used != name else [])
+
+
+def _damage(data: bytes, text: str) -> int:
+    """How much a lossy reading lost: its new replacement characters, and
+    the whole text when the markup is gone."""
+    lost = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")
+    if b"<" in data[:2048] and "<" not in text[:4096]:
+        lost += len(text)
+    return lost
 
 
 def _parser() -> etree.HTMLParser:
@@ -104,9 +208,7 @@ def parse_html(
     """
     notes: list[str] = []
     if isinstance(html, bytes):
-        text, enc = decode_html(html, encoding)
-        if "\ufffd" in text and b"\xef\xbf\xbd" not in html:
-            notes.append("decode-errors")  # bytes the encoding cannot read
+        text, enc, notes = decode_page(html, encoding)  # notes: a wrong declared encoding
     else:
         text, enc = html, "unicode"
     try:

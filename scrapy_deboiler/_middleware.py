@@ -8,8 +8,12 @@ from typing import Any
 from itemadapter import ItemAdapter, is_item
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
-from scrapy.http import Response, TextResponse
+from scrapy.http import HtmlResponse, Response
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+from w3lib.encoding import http_content_type_encoding
+
+from ._loading import decode_page, lossy_decoding
+from ._settings import enabled, read_settings
 
 __all__ = ["DeboilerSpiderMiddleware"]
 
@@ -18,27 +22,59 @@ logger = logging.getLogger(__name__)
 
 class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
     """Adds the response's URL and HTML to items that lack them, so spiders
-    need not carry HTML for the pipeline. The HTML is Scrapy's decoded
-    ``response.text`` (no copy is kept beyond the item)."""
+    need not carry HTML for the pipeline. Only HTML responses give HTML
+    (JSON, XML and text bodies are not pages to clean, and would only end
+    up in the exported items). The HTML is Scrapy's decoded
+    ``response.text`` (no copy is kept beyond the item), unless that
+    decoding lost characters or markup (a wrong declared encoding): then
+    the page is decoded again from its bytes (``_loading.decode_page``) and
+    the item's status notes say so."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         s = crawler.settings
-        if not s.getbool("DEBOILER_ENABLED", True):
+        if not enabled(s):
             raise NotConfigured("DEBOILER_ENABLED is off")
-        self.url_field = s.get("DEBOILER_URL_FIELD", "url")
-        self.html_field = s.get("DEBOILER_HTML_FIELD", "html")
+        cfg = read_settings(s, check_paths=False)
+        self.url_field = cfg.url_field
+        self.html_field = cfg.html_field
+        self.status_field = cfg.status_field
+        self.stats = crawler.stats
         self._unwritable: set[type] = set()
+        self._decoded: tuple[Response, str, list[str]] | None = None
+
+    def _html(self, response: HtmlResponse) -> tuple[str, list[str]]:
+        """The response's HTML and decoding notes, worked out once for all
+        the items of a response."""
+        if self._decoded is not None and self._decoded[0] is response:
+            return self._decoded[1], self._decoded[2]
+        text, notes = response.text, []
+        if lossy_decoding(response.body, text):
+            declared = http_content_type_encoding(
+                response.headers.get(b"Content-Type", b"").decode("latin-1"))
+            text, encoding, notes = decode_page(response.body, declared)
+            self.stats.inc_value("deboiler/middleware/encoding_fallback")
+            logger.info("deboiler: %s: Scrapy's decoding (%s) lost characters; read as %s (%s)",
+                        response.url, response.encoding, encoding, ", ".join(notes))
+        self._decoded = (response, text, notes)
+        return text, notes
 
     def get_processed_item(self, item: Any, response: Response | None) -> Any:
-        if not isinstance(response, TextResponse) or not is_item(item):
+        if response is None or not is_item(item):
+            return item
+        if not isinstance(response, HtmlResponse):
+            self.stats.inc_value("deboiler/middleware/not_html")
             return item
         adapter = ItemAdapter(item)
         try:
             if adapter.get(self.url_field) is None:
                 adapter[self.url_field] = response.url
             if adapter.get(self.html_field) is None:
-                adapter[self.html_field] = response.text
+                html, notes = self._html(response)
+                adapter[self.html_field] = html
+                if notes and adapter.get(self.status_field) is None:
+                    # The pipeline reads these notes (and keeps this HTML).
+                    adapter[self.status_field] = {"status": "decoded", "notes": notes}
         except (KeyError, TypeError, AttributeError) as e:
             if type(item) not in self._unwritable:
                 self._unwritable.add(type(item))

@@ -7,6 +7,7 @@ import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from hashlib import blake2b
 from typing import Any
 
 from itemadapter import ItemAdapter
@@ -14,17 +15,20 @@ from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
+from scrapy.utils.conf import build_component_list
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import load_object
 from scrapy.utils.project import data_path
-from twisted.internet.defer import Deferred
-from twisted.internet.threads import deferToThread
+from twisted.internet.defer import Deferred, fail, succeed
+from twisted.internet.threads import deferToThreadPool
+from twisted.python.threadpool import ThreadPool
 
 from ._clean import CleanResult, Page, clean_page
-from ._engine import crawl_state
+from ._engine import crawl_state, items_in_pipelines
 from ._limits import Limits, Skip, check_page
 from ._model import FitParams, SiteModel
 from ._report import SiteReport, write_report
+from ._settings import DEFAULTS, enabled, read_settings
 from ._store import SignatureFileError
 from ._urls import site_of_url
 
@@ -32,43 +36,37 @@ __all__ = ["DeboilerPipeline"]
 
 logger = logging.getLogger(__name__)
 
-#: Defaults of the DEBOILER_* settings (README, "Scrapy settings").
-DEFAULTS: dict[str, Any] = {
-    "DEBOILER_ENABLED": True,
-    "DEBOILER_MIN_PAGES": 20,
-    "DEBOILER_URL_FIELD": "url",
-    "DEBOILER_HTML_FIELD": "html",
-    "DEBOILER_ENCODING_FIELD": "encoding",
-    "DEBOILER_TEXT_FIELD": "clean_text",
-    "DEBOILER_CLEAN_HTML_FIELD": "clean_html",
-    "DEBOILER_STATUS_FIELD": "deboiler",
-    "DEBOILER_KEEP_HTML": False,
-    "DEBOILER_SIGNATURES_DIR": "deboiler",
-    "DEBOILER_STORE": "scrapy_deboiler.SignatureStore",
-    "DEBOILER_LEARN": False,
-    "DEBOILER_WATCHDOG_INTERVAL": 0.5,
-    "DEBOILER_INLINE_MAX_BYTES": 262_144,
-    "DEBOILER_MODE": "content",
-    "DEBOILER_COMMENTS_FIELD": None,
-    "DEBOILER_MAX_PAGE_BYTES": Limits.max_bytes,
-    "DEBOILER_MAX_PAGE_ELEMENTS": Limits.max_elements,
-    "DEBOILER_MAX_HELD_BYTES": 128 * 1024 * 1024,
-    "DEBOILER_MAX_SITES": 10_000,
-    "DEBOILER_REPORT": None,
-    "DEBOILER_REPORT_VIEWS": 3,
-    "DEBOILER_REPORT_VIEW_SITES": 20,
-}
 #: Pages larger than this are not kept for the report's views.
 _VIEW_MAX_CHARS = 1024 * 1024
+#: Clean results kept for items of the same page that come later (a
+#: response yielding more items than CONCURRENT_ITEMS), by count and size.
+_RESULTS_KEPT = 64
+_RESULTS_MAX_CHARS = 32 * 1024 * 1024
+#: Notes of a page whose declared encoding could not read it: its raw HTML
+#: stays in the item whatever DEBOILER_KEEP_HTML says.
+_LOSSY = frozenset(("decode-errors", "encoding-fallback"))
+#: How long a stopping reactor waits for released items to leave the pipelines.
+_SHUTDOWN_WAIT = 10.0
+
+
+@dataclass
+class _HeldPage:
+    """A distinct page (URL and content) waiting for its site's model, with
+    the items that came from it."""
+
+    key: str
+    url: str
+    html: str | bytes
+    encoding: str | None
+    notes: list[str]  # from the spider middleware's decoding
+    items: list[_Held] = field(default_factory=list)
 
 
 @dataclass
 class _Held:
     item: Any
-    url: str
-    html: str | bytes
-    encoding: str | None
     waiter: Deferred
+    page: _HeldPage
 
 
 @dataclass
@@ -76,13 +74,17 @@ class _Site:
     name: str
     model: SiteModel | None = None
     source: str | None = None  # "fitted" or "file"
-    checked_store: bool = False
-    held: list[_Held] = field(default_factory=list)
+    held: dict[str, _HeldPage] = field(default_factory=dict)  # by page key
+    held_items: int = 0
+    inflight: int = 0  # pages being cleaned
     busy: bool = False  # the first fit is running: items wait for it
     reason: str = ""  # why the site has no model
-    learned: list[tuple[str, frozenset[str]]] = field(default_factory=list)
+    learned: list[tuple[str, frozenset[str]]] = field(default_factory=list)  # DEBOILER_LEARN
+    learned_keys: set[str] = field(default_factory=set)
+    pending: list[tuple[str, frozenset[str]]] = field(default_factory=list)  # a provisional model's new pages
+    pending_keys: set[str] = field(default_factory=set)
     first_held: int = 0  # arrival number of its oldest held item
-    held_bytes: int = 0  # of items waiting for the threshold (not for a fit in progress)
+    held_bytes: int = 0  # of pages waiting for the threshold (not for a fit in progress)
     report: SiteReport | None = None
     pages: int = 0
     bytes_in: int = 0
@@ -92,8 +94,9 @@ class _Site:
 def _clean_one(html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
                params: FitParams, learn: bool, mode: str, explain: bool = False,
                ) -> tuple[CleanResult, frozenset[str] | None]:
-    """One page of a site with a model (or none, in content mode). Pages
-    reach it checked against the limits already (``_process``)."""
+    """One page of a site with a model (or none, in content mode); with
+    ``learn`` also its signatures. Pages reach it checked against the
+    limits already (``_process``). Runs in the pipeline's threads."""
     page = Page(html, url, encoding, params.scheme, limits=None)
     sigs = page.signatures if learn else None
     return clean_page(page, model, mode=mode, explain=explain), sigs
@@ -110,71 +113,77 @@ def _fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParam
 
 class DeboilerPipeline:
     """Adds ``clean_text`` and ``clean_html`` to items, learning each site's
-    boilerplate from its first ``DEBOILER_MIN_PAGES`` pages.
+    boilerplate from its first ``DEBOILER_MIN_PAGES`` distinct pages.
 
     Items of a site without a model are held (their pipeline chain waits)
-    until the site has enough pages, then its model is fitted in a worker
-    thread and saved, and the held items go on cleaned. A watchdog releases
-    held items when the crawl would otherwise stall or end with them inside
-    (see ../shared/notes/scrapy-internals.md): every item leaves.
+    until the site has enough distinct pages (URL and content: the items of
+    one response count once), then its model is fitted in a worker thread
+    and saved, and the held items go on cleaned. A site released earlier
+    (the crawl went quiet, stopped, ran out of memory budget) gets a
+    *provisional* model that keeps learning from its later pages, in this
+    crawl and the next, until it has seen ``DEBOILER_MIN_PAGES``. A watchdog
+    releases held items when the crawl would otherwise stall or end with them
+    inside (see ../shared/notes/scrapy-internals.md): every item leaves.
+
+    Pages are parsed and cleaned in a small thread pool (DEBOILER_THREADS),
+    once per distinct page, so the reactor thread keeps running Scrapy.
     """
 
     def __init__(self, crawler: Crawler) -> None:
         s = crawler.settings
-        if not s.getbool("DEBOILER_ENABLED", DEFAULTS["DEBOILER_ENABLED"]):
+        if not enabled(s):
             raise NotConfigured("DEBOILER_ENABLED is off")
-
-        def get(name: str) -> Any:
-            return s.get(name, DEFAULTS[name])
-
+        cfg = read_settings(s, where=lambda p: data_path(p, createdir=False))
         self.crawler = crawler
         self.stats = crawler.stats
-        self.min_pages = max(2, s.getint("DEBOILER_MIN_PAGES", DEFAULTS["DEBOILER_MIN_PAGES"]))
-        self.url_field = get("DEBOILER_URL_FIELD")
-        self.html_field = get("DEBOILER_HTML_FIELD")
-        self.encoding_field = get("DEBOILER_ENCODING_FIELD")
-        self.text_field = get("DEBOILER_TEXT_FIELD")
-        self.clean_html_field = get("DEBOILER_CLEAN_HTML_FIELD")
-        self.status_field = get("DEBOILER_STATUS_FIELD")
-        self.comments_field = get("DEBOILER_COMMENTS_FIELD")
-        self.keep_html = s.getbool("DEBOILER_KEEP_HTML", DEFAULTS["DEBOILER_KEEP_HTML"])
-        self.mode = get("DEBOILER_MODE")
-        if self.mode not in ("boilerplate", "content"):
-            raise ValueError(f"DEBOILER_MODE must be 'boilerplate' or 'content', not {self.mode!r}")
-        self.learn = s.getbool("DEBOILER_LEARN", DEFAULTS["DEBOILER_LEARN"])
-        self.inline_max = s.getint("DEBOILER_INLINE_MAX_BYTES", DEFAULTS["DEBOILER_INLINE_MAX_BYTES"])
-        self.interval = s.getfloat("DEBOILER_WATCHDOG_INTERVAL", DEFAULTS["DEBOILER_WATCHDOG_INTERVAL"])
+        self.min_pages = cfg.min_pages
+        self.url_field = cfg.url_field
+        self.html_field = cfg.html_field
+        self.encoding_field = cfg.encoding_field
+        self.text_field = cfg.text_field
+        self.clean_html_field = cfg.clean_html_field
+        self.status_field = cfg.status_field
+        self.comments_field = cfg.comments_field
+        self.keep_html = cfg.keep_html
+        self.mode = cfg.mode
+        self.learn = cfg.learn
+        self.inline_max = cfg.inline_max_bytes
+        self.interval = cfg.watchdog_interval
+        self.threads = cfg.threads
         self.params = FitParams()
-        self.limits = Limits(
-            max_bytes=s.getint("DEBOILER_MAX_PAGE_BYTES", DEFAULTS["DEBOILER_MAX_PAGE_BYTES"]),
-            max_elements=s.getint("DEBOILER_MAX_PAGE_ELEMENTS", DEFAULTS["DEBOILER_MAX_PAGE_ELEMENTS"]))
+        self.limits = Limits(max_bytes=cfg.max_page_bytes, max_elements=cfg.max_page_elements)
         # Held items keep their responses in Scrapy's scraper slot; a full slot
         # stops all downloads until the watchdog notices. Releasing the oldest
         # sites before half the slot is held avoids those stalls.
-        self.max_held_bytes = min(
-            s.getint("DEBOILER_MAX_HELD_BYTES", DEFAULTS["DEBOILER_MAX_HELD_BYTES"]),
-            s.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE", 5_000_000) // 2)
-        self.report_path = get("DEBOILER_REPORT")
+        self.max_held_bytes = min(cfg.max_held_bytes, s.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE", 5_000_000) // 2)
+        self.report_path = cfg.report
         self.explain = bool(self.report_path)
-        self.report_views = s.getint("DEBOILER_REPORT_VIEWS", DEFAULTS["DEBOILER_REPORT_VIEWS"])
-        self.report_view_sites = s.getint("DEBOILER_REPORT_VIEW_SITES", DEFAULTS["DEBOILER_REPORT_VIEW_SITES"])
+        self.report_views = cfg.report_views
+        self.report_view_sites = cfg.report_view_sites
         self._viewed_sites = 0
-        directory = data_path(get("DEBOILER_SIGNATURES_DIR"), createdir=True)
-        self.store = load_object(get("DEBOILER_STORE"))(directory)
-        self.directory = directory
+        self.directory = cfg.signatures_dir
+        self.store = cfg.store(self.directory)
         # Least recently used first: idle sites beyond DEBOILER_MAX_SITES are
         # forgotten (their models are in the store) so broad crawls stay flat.
         self.sites: OrderedDict[str, _Site] = OrderedDict()
-        self.max_sites = max(1, s.getint("DEBOILER_MAX_SITES", DEFAULTS["DEBOILER_MAX_SITES"]))
+        self.max_sites = cfg.max_sites
         self.reports: dict[str, SiteReport] = {}
-        self.held = 0
+        self.held = 0  # items
         self.held_bytes = 0
         self._arrivals = 0
         self.busy = 0
         self._quiet_ticks = 0
         self._loop: Any = None
+        self._pool: ThreadPool | None = None
+        self._shutdown_trigger: Any = None
         self._unwritable: set[type] = set()
-        crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
+        self._warned_no_html = False
+        self._warned_bytes_kept = False
+        # Items of one response share one parse and one clean.
+        self._inflight: dict[str, list[Deferred]] = {}
+        self._results: OrderedDict[str, CleanResult] = OrderedDict()
+        self._results_chars = 0
+        self._digests: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
@@ -185,6 +194,32 @@ class DeboilerPipeline:
 
     def _inc(self, key: str, n: int = 1) -> None:
         self.stats.inc_value(f"deboiler/{key}", n)
+
+    # -- opening ---------------------------------------------------------
+
+    async def open_spider(self, spider: Spider | None = None) -> None:
+        """Start the threads and the watchdog. An error here fails the
+        crawl: a crawl without its watchdog could hold items forever."""
+        from twisted.internet import reactor
+
+        sweep = getattr(self.store, "sweep", None)
+        if sweep is not None:
+            try:
+                sweep()
+            except Exception:
+                logger.exception("deboiler: cannot sweep %s", self.directory)
+        self._pool = ThreadPool(minthreads=0, maxthreads=self.threads, name="deboiler")
+        self._pool.start()
+        self._loop = create_looping_call(self._tick)
+        self._loop.start(self.interval, now=False)
+        self._shutdown_trigger = reactor.addSystemEventTrigger("before", "shutdown", self._before_shutdown)
+
+    def _in_pool(self, f: Any, *args: Any) -> Deferred:
+        from twisted.internet import reactor
+
+        if self._pool is None:  # used before open_spider (or after close): a one-off pool
+            return deferToThreadPool(reactor, reactor.getThreadPool(), f, *args)
+        return deferToThreadPool(reactor, self._pool, f, *args)
 
     # -- items -----------------------------------------------------------
 
@@ -202,11 +237,13 @@ class DeboilerPipeline:
             adapter = ItemAdapter(item)
             url = adapter.get(self.url_field)
             html = adapter.get(self.html_field)
-            encoding = adapter.get(self.encoding_field) if self.encoding_field in adapter else None
+            encoding = (adapter.get(self.encoding_field)
+                        if self.encoding_field and self.encoding_field in adapter else None)
+            prior = adapter.get(self.status_field) if self.status_field in adapter else None
         except Exception as e:  # not an item ItemAdapter knows
             return self._unchanged(item, "error", f"cannot read item: {type(e).__name__}: {e}")
         if not isinstance(html, (str, bytes)):
-            self._inc("items_without_html")
+            self._no_html()
             return self._unchanged(item, "unchanged", f"no {self.html_field!r} in item")
         url = url if isinstance(url, str) else ""
         skip = check_page(html, self.limits)
@@ -218,22 +255,31 @@ class DeboilerPipeline:
             site = self._new_site(name)
         else:
             self.sites.move_to_end(name)
-        rep = site.report
-        if rep is not None and rep.samples is not None and len(html) <= _VIEW_MAX_CHARS:
-            rep.sample(url, html, encoding if isinstance(encoding, str) else None, self.report_views)
+        encoding = encoding if isinstance(encoding, str) else None
+        # The middleware's notes on decoding the response (a wrong declared encoding).
+        notes = [n for n in prior.get("notes", ()) if isinstance(n, str)] if (
+            isinstance(prior, dict) and prior.get("status") == "decoded") else []
+        key = self._page_key(url, html)
         self._inc("bytes_in", len(html))
         site.bytes_in += len(html)
         if site.model is not None:
-            return await self._clean_now(site, item, url, html, encoding)
+            return await self._clean_now(site, item, key, url, html, encoding, notes)
+        page = site.held.get(key)
+        if page is None:
+            page = site.held[key] = _HeldPage(key, url, html, encoding, notes)
+            rep = site.report
+            if rep is not None and rep.samples is not None and len(html) <= _VIEW_MAX_CHARS:
+                rep.sample(url, html, encoding, self.report_views)
+            if not site.busy:  # waiting for the threshold: what DEBOILER_MAX_HELD_BYTES bounds
+                self.held_bytes += len(html)
+                site.held_bytes += len(html)
         waiter: Deferred = Deferred()
-        if not site.held:
+        if not site.held_items:
             site.first_held = self._arrivals
         self._arrivals += 1
-        site.held.append(_Held(item, url, html, encoding if isinstance(encoding, str) else None, waiter))
+        page.items.append(_Held(item, waiter, page))
+        site.held_items += 1
         self.held += 1
-        if not site.busy:  # waiting for the threshold: what DEBOILER_MAX_HELD_BYTES bounds
-            self.held_bytes += len(html)
-            site.held_bytes += len(html)
         self._inc("items_held")
         self.stats.max_value("deboiler/max_held", self.held)
         if not site.busy and site.model is None and len(site.held) >= self.min_pages:
@@ -246,6 +292,49 @@ class DeboilerPipeline:
                 self._inc("errors")
         self.stats.max_value("deboiler/max_held_bytes", self.held_bytes)
         return await maybe_deferred_to_future(waiter)
+
+    def _page_key(self, url: str, html: str | bytes) -> str:
+        """A page's identity: its URL (without fragment) and a digest of its
+        content. The items of one response share one HTML object, so its
+        digest is computed once (a few recent objects are remembered)."""
+        hit = self._digests.get(id(html))
+        if hit is not None and hit[0] is html:
+            digest = hit[1]
+        else:
+            data = html if isinstance(html, bytes) else html.encode("utf-8", "surrogatepass")
+            digest = blake2b(data, digest_size=16).digest()
+            self._digests[id(html)] = (html, digest)  # the reference keeps id() unique
+            if len(self._digests) > 16:
+                self._digests.popitem(last=False)
+        base = url.split("#", 1)[0].encode("utf-8", "surrogatepass")
+        return blake2b(base + b"\0" + digest, digest_size=8).hexdigest()
+
+    def _no_html(self) -> None:
+        """One WARNING a crawl, with the likely cause, when items come without HTML."""
+        self._inc("items_without_html")
+        if self._warned_no_html:
+            return
+        self._warned_no_html = True
+        from ._middleware import DeboilerSpiderMiddleware
+
+        try:
+            paths = build_component_list(self.crawler.settings.getwithbase("SPIDER_MIDDLEWARES"))
+            classes = [load_object(p) if isinstance(p, str) else p for p in paths]
+            has_mw = any(isinstance(c, type) and issubclass(c, DeboilerSpiderMiddleware) for c in classes)
+        except Exception:
+            has_mw = True  # cannot tell: name the other causes
+        if not has_mw:
+            cause = ("DeboilerSpiderMiddleware is not enabled, so nothing gives items their page's "
+                     "HTML: enable it in SPIDER_MIDDLEWARES (or use ADDONS = "
+                     "{'scrapy_deboiler.Addon': 100}), or put the HTML in the items yourself")
+        else:
+            cause = ("the middleware gives HTML only to items a callback yields from an HTML "
+                     "response: items from start(), spider_idle or other signals, from non-HTML "
+                     "responses (JSON, XML, text), or whose field an earlier component removed, "
+                     "carry none")
+        logger.warning("deboiler: items reach the pipeline without %r and pass unchanged; "
+                       "likely cause: %s (stat deboiler/items_without_html counts them)",
+                       self.html_field, cause)
 
     def _over_budget(self) -> None:
         """DEBOILER_MAX_HELD_BYTES: release the sites holding the oldest
@@ -260,10 +349,14 @@ class DeboilerPipeline:
             self._release(site, "budget")
 
     def _skipped(self, item: Any, url: str, skip: Skip) -> Any:
-        """A page that is not parsed (too large, not HTML) goes on at once."""
+        """A page that is not parsed (too large, not HTML) goes on at once,
+        without the HTML unless DEBOILER_KEEP_HTML asks for it."""
         logger.info("deboiler: %s not cleaned: %s", url or "an item", skip)
         self._inc(f"skipped/{skip.kind}")
-        return self._unchanged(item, "skipped", skip.reason, kind=skip.kind)
+        self._unchanged(item, "skipped", skip.reason, kind=skip.kind)
+        if not self.keep_html:
+            self._drop_html(ItemAdapter(item))
+        return item
 
     def _new_site(self, name: str) -> _Site:
         site = self.sites[name] = _Site(name)
@@ -287,10 +380,9 @@ class DeboilerPipeline:
             if len(self.sites) <= self.max_sites:
                 break
             site = self.sites[name]
-            if site.held or site.busy:
+            if site.held or site.busy or site.inflight:
                 continue
-            if len(site.learned) >= 2 and site.model is not None:
-                self._learn(site)
+            self._flush_learning(site)
             self._describe(site)
             del self.sites[name]
             self._inc("sites_evicted")
@@ -313,46 +405,155 @@ class DeboilerPipeline:
             logger.exception("deboiler: cannot read the signatures of %r", site.name)
             self._inc("store_errors")
             return
-        if model is not None:
-            site.model, site.source = model, "file"
-            self._inc("sites_reused")
+        if model is None:
+            return
+        if model.provisional and len(model.page_keys) >= self.min_pages:
+            model.provisional = False  # fitted on enough pages for this crawl's threshold
+        site.model, site.source = model, "file"
+        self._inc("sites_reused")
+        if model.provisional:
+            self._inc("sites_reused_provisional")
+            logger.info("deboiler: %s uses its provisional signature file (%d pages; it learns "
+                        "until it has seen %d)", site.name or "?", len(model.page_keys), self.min_pages)
+        else:
             logger.info("deboiler: %s uses its signature file (%d pages)", site.name or "?", model.pages)
 
-    async def _clean_now(self, site: _Site, item: Any, url: str, html: str | bytes,
-                         encoding: Any) -> Any:
-        model = site.model
-        assert model is not None
+    # -- cleaning ----------------------------------------------------------
+
+    async def _clean_now(self, site: _Site, item: Any, key: str, url: str, html: str | bytes,
+                         encoding: str | None, notes: list[str]) -> Any:
         try:
-            args = (html, url, encoding if isinstance(encoding, str) else None,
-                    model, self.params, self.learn, self.mode, self.explain)
-            if len(html) <= self.inline_max:
-                # A page costs a few ms: a thread hop and GIL hand-offs cost
-                # more crawl throughput than that (benchmarks/bench_crawl.py).
-                result, sigs = _clean_one(*args)
-            else:
-                result, sigs = await maybe_deferred_to_future(deferToThread(_clean_one, *args))
+            result = await maybe_deferred_to_future(self._clean_shared(site, key, url, html, encoding))
         except Exception as e:
-            logger.exception("deboiler: cleaning %s failed", url)
+            logger.error("deboiler: cleaning %s failed: %s: %s", url, type(e).__name__, e)
             self._inc("errors")
             return self._unchanged(item, "error", f"{type(e).__name__}: {e}")
-        if sigs is not None:
+        return self._finish(site, item, result, html, notes)
+
+    def _clean_shared(self, site: _Site, key: str, url: str, html: str | bytes,
+                      encoding: str | None) -> Deferred:
+        """A Deferred of the page's CleanResult: one clean per distinct page,
+        shared by all its items (those in flight wait for it, later ones get
+        it from a small cache)."""
+        hit = self._results.get(key)
+        if hit is not None:
+            self._results.move_to_end(key)
+            self._inc("items_shared_clean")
+            return succeed(hit)
+        d: Deferred = Deferred()
+        waiters = self._inflight.get(key)
+        if waiters is not None:
+            waiters.append(d)
+            self._inc("items_shared_clean")
+            return d
+        self._inflight[key] = [d]
+        site.inflight += 1
+        model = site.model
+        want_sigs = model is not None and (self.learn or model.provisional)
+        args = (html, url, encoding, model, self.params, want_sigs, self.mode, self.explain)
+        if len(html) <= self.inline_max:
+            try:
+                job = succeed(_clean_one(*args))
+            except Exception:
+                job = fail()
+        else:
+            job = self._in_pool(_clean_one, *args)
+
+        def done(r: tuple[CleanResult, frozenset[str] | None]) -> None:
+            result, sigs = r
+            site.inflight -= 1
+            self._inc("pages_cleaned")
+            if sigs is not None:
+                try:
+                    self._absorb(site, key, url, sigs)
+                except Exception:  # learning is optional; the items are not
+                    logger.exception("deboiler: learning from %s failed", url)
+                    self._inc("errors")
+            self._remember(key, result)
+            for w in self._inflight.pop(key, []):
+                w.callback(result)
+
+        def failed(f: Any) -> None:
+            # The job failed, or ``done`` did before answering its waiters.
+            waiters = self._inflight.pop(key, None)
+            if waiters is not None:
+                site.inflight = max(0, site.inflight - 1)
+                for w in waiters:
+                    w.errback(f)
+
+        job.addCallback(done)
+        job.addErrback(failed)
+        return d
+
+    def _remember(self, key: str, result: CleanResult) -> None:
+        self._results[key] = result
+        self._results_chars += len(result.text) + len(result.html)
+        while self._results and (len(self._results) > _RESULTS_KEPT
+                                 or self._results_chars > _RESULTS_MAX_CHARS):
+            _, old = self._results.popitem(last=False)
+            self._results_chars -= len(old.text) + len(old.html)
+
+    def _absorb(self, site: _Site, key: str, url: str, sigs: frozenset[str]) -> None:
+        """A cleaned page's signatures: evidence for a provisional model
+        until it has seen DEBOILER_MIN_PAGES pages, then (DEBOILER_LEARN)
+        for extending a finished one."""
+        model = site.model
+        if model is None:
+            return
+        if model.provisional:
+            if key in model.page_keys or key in site.pending_keys:
+                return
+            site.pending.append((url, sigs))
+            site.pending_keys.add(key)
+            if len(model.page_keys) + len(site.pending_keys) >= self.min_pages:
+                self._complete(site)
+        elif self.learn and key not in site.learned_keys:
             site.learned.append((url, sigs))
+            site.learned_keys.add(key)
             if len(site.learned) >= self.min_pages:
                 self._learn(site)
-        return self._finish(site, item, result, len(html))
 
-    def _finish(self, site: _Site, item: Any, result: CleanResult, html_bytes: int) -> Any:
-        """Write the clean fields; never lose the item."""
+    def _complete(self, site: _Site) -> None:
+        """Add a provisional model's new pages to it (compared among
+        themselves, as DEBOILER_LEARN does) and save it: finished once it has
+        seen DEBOILER_MIN_PAGES distinct pages, provisional still otherwise
+        (the crawl ended first). Runs on the reactor thread: counting shared
+        signatures of a few pages takes about a millisecond."""
+        if not site.pending or site.model is None:
+            return
+        batch, site.pending = site.pending, []
+        keys, site.pending_keys = site.pending_keys, set()
+        old = site.model
+        model = old.with_params().update(batch)
+        model.page_keys = old.page_keys | keys
+        model.provisional = len(model.page_keys) < self.min_pages
+        if not model.provisional:
+            model.page_keys = frozenset()
+            self._inc("sites_completed")
+            logger.info("deboiler: %s: provisional model completed on %d pages: %d boilerplate "
+                        "signatures", site.name or "?", model.pages, len(model.boilerplate))
+        else:
+            self._inc("sites_updated")
+        site.model = model
+        self._save(site, model)
+
+    def _finish(self, site: _Site, item: Any, result: CleanResult, html: str | bytes,
+                notes: list[str] = ()) -> Any:
+        """Write the clean fields; never lose the item. ``notes``: the
+        middleware's, on decoding the response."""
         model = site.model
         status: dict[str, Any] = {"status": "cleaned" if model else "single_page", "site": site.name,
-                                  "html_chars": html_bytes, "clean_html_chars": len(result.html)}
+                                  "html_chars": len(html), "clean_html_chars": len(result.html)}
         if model is not None:
             status.update(model=site.source, fit_pages=model.pages, removed=result.removed)
+            if model.provisional:
+                status["provisional"] = True
         else:
             status["reason"] = site.reason
-        if result.notes:
-            status["notes"] = result.notes
-            for note in result.notes:
+        all_notes = [*notes, *(n for n in result.notes if n not in notes)]
+        if all_notes:
+            status["notes"] = all_notes
+            for note in all_notes:
                 self._inc(f"notes/{note}")
         site.pages += 1
         site.bytes_out += len(result.html)
@@ -361,14 +562,33 @@ class DeboilerPipeline:
         if self.comments_field:
             fields[self.comments_field] = result.comments
         if site.report is not None:
-            site.report.add_page(status["status"], html_bytes, len(result.html), result.removed_blocks)
-        if not self._write(item, fields):
+            site.report.add_page(status["status"], len(html), len(result.html), result.removed_blocks)
+        lossy = not _LOSSY.isdisjoint(all_notes)
+        if not self._write(item, fields, keep_raw=lossy):
             return item
+        if lossy and not self.keep_html:
+            self._keep_raw(item, html, status)
         self._inc("items_cleaned" if model else "items_single_page")
         self._inc("bytes_out", len(result.html))
         return item
 
-    def _write(self, item: Any, fields: dict[str, Any]) -> bool:
+    def _keep_raw(self, item: Any, html: str | bytes, status: dict) -> None:
+        """A page the declared encoding could not read keeps its raw HTML,
+        so it can be decoded again. Bytes are kept as latin-1 text (one
+        character a byte, ``.encode("latin-1")`` gives them back): JSON
+        feeds cannot store bytes, and without DEBOILER_KEEP_HTML nothing
+        downstream expects this field."""
+        self._inc("items_raw_html_kept")
+        if isinstance(html, bytes):
+            try:
+                ItemAdapter(item)[self.html_field] = html.decode("latin-1")
+            except (KeyError, TypeError, AttributeError):
+                return
+            status["raw_html"] = "latin-1"
+        else:
+            status["raw_html"] = "kept"
+
+    def _write(self, item: Any, fields: dict[str, Any], keep_raw: bool = False) -> bool:
         adapter = ItemAdapter(item)
         try:
             for key, value in fields.items():
@@ -383,12 +603,19 @@ class DeboilerPipeline:
                     ", ".join(fields), type(item).__name__, e)
             self._inc("items_unwritable")
             return False
-        if not self.keep_html and self.html_field in adapter:
+        if not self.keep_html and not keep_raw:
+            self._drop_html(adapter)
+        return True
+
+    def _drop_html(self, adapter: ItemAdapter) -> None:
+        if self.html_field in adapter:
             try:
                 del adapter[self.html_field]
             except (KeyError, TypeError, AttributeError, NotImplementedError):
-                adapter[self.html_field] = None
-        return True
+                try:
+                    adapter[self.html_field] = None
+                except Exception:
+                    pass
 
     def _unchanged(self, item: Any, state: str, reason: str, **extra: Any) -> Any:
         """Pass ``item`` on without clean fields; ``state`` is error,
@@ -407,56 +634,68 @@ class DeboilerPipeline:
         unchanged with a reason when it cannot have one."""
         if site.busy or not site.held:
             return
-        held, site.held = site.held, []
+        pages, site.held = list(site.held.values()), {}
+        site.held_items = 0
         self.held_bytes -= site.held_bytes
         site.held_bytes = 0
         try:
-            self._release_held(site, held, reason)
+            self._release_held(site, pages, reason)
         except Exception as e:  # held items must never be stranded
-            logger.exception("deboiler: releasing %d items of %r failed", len(held), site.name)
+            logger.exception("deboiler: releasing %d pages of %r failed", len(pages), site.name)
             self._inc("errors")
-            for h in held:
-                if not h.waiter.called:
-                    self.held -= 1
-                    h.waiter.callback(self._unchanged(h.item, "error", f"{type(e).__name__}: {e}"))
+            for p in pages:
+                for h in p.items:
+                    if not h.waiter.called:
+                        self.held -= 1
+                        h.waiter.callback(self._unchanged(h.item, "error", f"{type(e).__name__}: {e}"))
 
-    def _release_held(self, site: _Site, held: list[_Held], reason: str) -> None:
-        self._inc(f"released/{reason}", len(held))
-        if site.model is None and len(held) < 2:
-            reason = site.reason = f"site has {len(held)} page(s); fitting needs 2"
+    def _release_held(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
+        self._inc(f"released/{reason}", sum(len(p.items) for p in pages))
+        if site.model is None and len(pages) < 2:
+            text = site.reason = f"site has {len(pages)} page(s); fitting needs 2"
             if self.mode != "content":
-                for h in held:
-                    self._pass_unchanged(site, h, reason)
+                for p in pages:
+                    for h in p.items:
+                        self._pass_unchanged(site, h, text)
                 return
-        if site.model is not None or len(held) < 2:
+        if site.model is not None or len(pages) < 2:
             # Arrived while a fit ran: clean with its model. Or a site too
             # small for one, in content mode: extract each page on its own.
-            for h in held:
-                d = deferToThread(_clean_one, h.html, h.url, h.encoding, site.model, self.params,
-                                  False, self.mode, self.explain)
-                d.addCallbacks(lambda r, h=h: self._resolve(site, h, r[0]),
-                               errback=lambda f, h=h: self._fail(site, [h], f))
+            for p in pages:
+                d = self._clean_shared(site, p.key, p.url, p.html, p.encoding)
+                d.addCallbacks(lambda r, p=p: self._resolve_page(site, p, r),
+                               errback=lambda f, p=p: self._fail(site, p.items, f))
             return
-        self._start_fit(site, held)
+        self._start_fit(site, pages)
 
-    def _start_fit(self, site: _Site, held: list[_Held]) -> None:
+    def _start_fit(self, site: _Site, pages: list[_HeldPage]) -> None:
         site.busy = True
         self.busy += 1
         started = time.perf_counter()
-        pages = [(h.url, h.html, h.encoding) for h in held]
-        d = deferToThread(_fit_site, pages, self.params, self.mode, self.explain)
+        provisional = len(pages) < self.min_pages
+        d = self._in_pool(_fit_site, [(p.url, p.html, p.encoding) for p in pages], self.params,
+                          self.mode, self.explain)
 
         def done(result: tuple[SiteModel, list[CleanResult]]) -> None:
             model, results = result
+            if provisional:
+                model.provisional = True
+                model.page_keys = frozenset(p.key for p in pages)
             site.model, site.source = model, "fitted"
             self._inc("sites_fitted")
+            if provisional:
+                self._inc("sites_provisional")
             self._save(site, model)
-            for h, r in zip(held, results):
-                self._resolve(site, h, r)
-            removed = 1 - sum(len(r.html) for r in results) / max(1, sum(len(h.html) for h in held))
-            logger.info("deboiler: fitted %s on %d pages in %.2fs: %d boilerplate signatures, "
-                        "%.0f%% of HTML removed", site.name or "?", len(held),
-                        time.perf_counter() - started, len(model.boilerplate), 100 * removed)
+            for p, r in zip(pages, results):
+                self._inc("pages_cleaned")
+                self._remember(p.key, r)
+                self._resolve_page(site, p, r)
+            removed = 1 - sum(len(r.html) for r in results) / max(1, sum(len(p.html) for p in pages))
+            logger.info("deboiler: fitted %s on %d pages in %.2fs%s: %d boilerplate signatures, "
+                        "%.0f%% of HTML removed", site.name or "?", len(pages),
+                        time.perf_counter() - started,
+                        f" (provisional: it learns until it has seen {self.min_pages})" if provisional else "",
+                        len(model.boilerplate), 100 * removed)
 
         def finally_(_: Any) -> None:
             site.busy = False
@@ -464,8 +703,9 @@ class DeboilerPipeline:
             if site.held:  # items that came in while fitting
                 self._release(site, "after_fit")
 
-        d.addCallbacks(done, lambda f: self._fail(site, held, f))
-        d.addErrback(lambda f: self._fail(site, [h for h in held if not h.waiter.called], f))
+        items = [h for p in pages for h in p.items]
+        d.addCallbacks(done, lambda f: self._fail(site, items, f))
+        d.addErrback(lambda f: self._fail(site, [h for h in items if not h.waiter.called], f))
         d.addBoth(finally_)
 
     def _learn(self, site: _Site) -> None:
@@ -473,10 +713,18 @@ class DeboilerPipeline:
         save it. Counting shared signatures of a few pages takes about a
         millisecond, so it runs here, on a copy that is then swapped in."""
         batch, site.learned = site.learned, []
+        site.learned_keys = set()
         assert site.model is not None
         site.model = site.model.with_params().update(batch)
         self._inc("sites_updated")
         self._save(site, site.model)
+
+    def _flush_learning(self, site: _Site) -> None:
+        """Before a site is forgotten or the crawl ends: what it learned."""
+        if site.pending and site.model is not None:
+            self._complete(site)
+        if len(site.learned) >= 2 and site.model is not None:
+            self._learn(site)
 
     def _save(self, site: _Site, model: SiteModel) -> None:
         try:
@@ -492,9 +740,9 @@ class DeboilerPipeline:
         self.held -= 1
         self._inc("items_unchanged")
         if site.report is not None:
-            site.report.add_page("unchanged", len(h.html), len(h.html), [])
+            site.report.add_page("unchanged", len(h.page.html), len(h.page.html), [])
         site.pages += 1
-        site.bytes_out += len(h.html)
+        site.bytes_out += len(h.page.html)
         try:
             ItemAdapter(h.item)[self.status_field] = {
                 "status": "unchanged", "site": site.name, "reason": reason}
@@ -502,14 +750,18 @@ class DeboilerPipeline:
             pass
         h.waiter.callback(h.item)
 
+    def _resolve_page(self, site: _Site, page: _HeldPage, result: CleanResult) -> None:
+        for h in page.items:
+            self._resolve(site, h, result)
+
     def _resolve(self, site: _Site, h: _Held, result: CleanResult) -> None:
         if h.waiter.called:
             return
         self.held -= 1
         try:
-            item = self._finish(site, h.item, result, len(h.html))
+            item = self._finish(site, h.item, result, h.page.html, h.page.notes)
         except Exception as e:  # never lose the item
-            logger.exception("deboiler: writing %s failed", h.url)
+            logger.exception("deboiler: writing %s failed", h.page.url)
             self._inc("errors")
             item = self._unchanged(h.item, "error", f"{type(e).__name__}: {e}")
         h.waiter.callback(item)
@@ -525,16 +777,6 @@ class DeboilerPipeline:
                     h.item, "error", f"{failure.type.__name__}: {failure.getErrorMessage()}"))
 
     # -- watchdog --------------------------------------------------------
-
-    def _spider_opened(self, spider: Spider) -> None:
-        sweep = getattr(self.store, "sweep", None)
-        if sweep is not None:
-            try:
-                sweep()
-            except Exception:
-                logger.exception("deboiler: cannot sweep %s", self.directory)
-        self._loop = create_looping_call(self._tick)
-        self._loop.start(self.interval, now=False)
 
     def _tick(self) -> None:
         try:
@@ -555,24 +797,64 @@ class DeboilerPipeline:
                 self._quiet_ticks = 0
                 return
             self._quiet_ticks = 0
-            for site in list(self.sites.values()):
-                self._release(site, reason)
+            self._release_all(reason)
         except Exception:  # the watchdog must keep running, and never strand items
             logger.exception("deboiler: watchdog error; releasing held items")
             self._inc("errors")
-            for site in list(self.sites.values()):
-                self._release(site, "watchdog_error")
+            self._release_all("watchdog_error")
+
+    def _release_all(self, reason: str) -> None:
+        for site in list(self.sites.values()):
+            self._release(site, reason)
+
+    def _before_shutdown(self) -> Deferred | None:
+        """The reactor is stopping (a second Ctrl-C, ``reactor.stop()``):
+        release every held item now and keep the reactor running until the
+        items have left the item pipelines (so feeds get them), for at most
+        ``_SHUTDOWN_WAIT`` seconds."""
+        from twisted.internet import reactor
+
+        if self.held:
+            self._release_all("shutdown")
+        if not self._inflight and not self.busy and not (items_in_pipelines(self.crawler) or 0):
+            return None
+        done: Deferred = Deferred()
+        deadline = time.monotonic() + _SHUTDOWN_WAIT
+
+        def check() -> None:
+            if self.held:  # came in meanwhile
+                self._release_all("shutdown")
+            left = items_in_pipelines(self.crawler)
+            if (not left and not self._inflight and not self.busy) or time.monotonic() > deadline:
+                done.callback(None)
+            else:
+                reactor.callLater(0.02, check)
+
+        check()
+        return done
 
     def _spider_closed(self, spider: Spider) -> None:
+        from twisted.internet import reactor
+
         if self._loop is not None and self._loop.running:
             self._loop.stop()
+        if self._shutdown_trigger is not None:
+            try:
+                reactor.removeSystemEventTrigger(self._shutdown_trigger)
+            except (ValueError, KeyError):
+                pass
+            self._shutdown_trigger = None
         # Anything still held (a close that skipped our watchdog) goes now.
         for site in self.sites.values():
-            for h in site.held:
-                self._pass_unchanged(site, h, "spider closed")
-            site.held = []
-            if len(site.learned) >= 2 and site.model is not None:
-                self._learn(site)
+            for p in site.held.values():
+                for h in p.items:
+                    self._pass_unchanged(site, h, "spider closed")
+            site.held = {}
+            site.held_items = 0
+            self._flush_learning(site)
+        if self._pool is not None:
+            self._pool.stop()
+            self._pool = None
         if self.report_path:
             try:
                 self._write_report()
@@ -582,9 +864,11 @@ class DeboilerPipeline:
         # One line per site for the largest 20 sites in memory, then the whole crawl.
         largest = sorted((s for s in self.sites.values() if s.pages), key=lambda s: (-s.pages, s.name))
         for site in largest[:20]:
+            model = site.model
+            what = "no model" if model is None else f"model {site.source}" + (
+                f", provisional ({len(model.page_keys)} pages)" if model.provisional else "")
             logger.info("deboiler: %s: %d pages, %s, %.0f%% of HTML removed", site.name or "?",
-                        site.pages, f"model {site.source}" if site.model else "no model",
-                        100 * (1 - site.bytes_out / max(1, site.bytes_in)))
+                        site.pages, what, 100 * (1 - site.bytes_out / max(1, site.bytes_in)))
         get = self.stats.get_value
         logger.info("deboiler: %d sites, %d items: %d cleaned, %d single pages, %d unchanged, "
                     "%d skipped, %d errors", get("deboiler/sites", 0), get("deboiler/items_seen", 0),

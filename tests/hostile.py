@@ -40,10 +40,10 @@ CASES: dict[str, tuple[bytes, str, str]] = {
     "plain-text": (b"Just words.\nNo markup at all, in two lines.\n", "cleaned", ""),
     "bogus-encoding": (('<html><head><meta charset="no-such-charset"></head><body><p>Caf\u00e9 '
                        "cr\u00e8me br\u00fbl\u00e9e and more words to read here.</p></body></html>"
-                        ).encode("latin-1"), "cleaned", "decode-errors"),
+                        ).encode("latin-1"), "cleaned", "encoding-fallback"),
     "lying-encoding": (('<html><head><meta charset="utf-8"></head><body><p>Na\u00efve fa\u00e7ade, '
                         "declared UTF-8 but written in Latin-1.</p></body></html>").encode("latin-1"),
-                       "cleaned", "decode-errors"),
+                       "cleaned", "encoding-fallback"),
     "nul-and-controls": (b"<html><body><p>Text with a NUL \x00 here and \x01\x02 controls \x1b "
                          b"in the middle of a sentence.</p></body></html>", "cleaned", "nul"),
     "malformed-names": (b'<html><body><p\x01 1a="x" ="y" a:b:c="z" \xff\xfe="w" <="<">Odd names '

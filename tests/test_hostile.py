@@ -32,6 +32,8 @@ def test_each_hostile_page_has_its_outcome(name, mode):
         assert "deep text" in result.text
     if name == "malformed-names":
         assert "Odd names" in result.text and "zero width" in result.text
+    if name in ("bogus-encoding", "lying-encoding"):  # read as windows-1252 after all
+        assert "Café crème brûlée" in result.text or "Naïve façade" in result.text
     if name == "million-entities":
         assert result.text.count("&é<") == 200_000 or mode == "content"
         assert "&é<" in result.text

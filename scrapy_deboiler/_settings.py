@@ -1,0 +1,276 @@
+"""The DEBOILER_* settings: defaults, and checking them all when a crawl opens.
+
+A mistake in a setting must stop the crawl at once with a message naming the
+setting and its value, not surface later as a silent default, a traceback
+from a signal handler, or a failed save after an hour of crawling.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ._limits import Limits
+
+__all__ = ["DEFAULTS", "DeboilerSettings", "DeboilerSettingsError", "enabled", "read_settings"]
+
+logger = logging.getLogger(__name__)
+
+
+class DeboilerSettingsError(ValueError):
+    """A DEBOILER_* setting has a value it cannot have."""
+
+    def __init__(self, name: str, value: Any, expected: str) -> None:
+        super().__init__(f"{name} = {value!r}: {expected}")
+        self.name = name
+        self.value = value
+
+
+def _default_threads() -> int:
+    # One thread a core, at most four: cleaning runs in these while the
+    # reactor thread runs Scrapy (benchmarks/bench_fullsize.py).
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+#: Defaults of the DEBOILER_* settings (README, "Scrapy settings").
+DEFAULTS: dict[str, Any] = {
+    "DEBOILER_ENABLED": True,
+    "DEBOILER_MIN_PAGES": 20,
+    "DEBOILER_URL_FIELD": "url",
+    "DEBOILER_HTML_FIELD": "html",
+    "DEBOILER_ENCODING_FIELD": "encoding",
+    "DEBOILER_TEXT_FIELD": "clean_text",
+    "DEBOILER_CLEAN_HTML_FIELD": "clean_html",
+    "DEBOILER_STATUS_FIELD": "deboiler",
+    "DEBOILER_KEEP_HTML": False,
+    "DEBOILER_SIGNATURES_DIR": "deboiler",
+    "DEBOILER_STORE": "scrapy_deboiler.SignatureStore",
+    "DEBOILER_LEARN": False,
+    "DEBOILER_WATCHDOG_INTERVAL": 0.5,
+    "DEBOILER_INLINE_MAX_BYTES": 0,
+    "DEBOILER_THREADS": None,  # None: one a core, at most 4
+    "DEBOILER_MODE": "content",
+    "DEBOILER_COMMENTS_FIELD": None,
+    "DEBOILER_MAX_PAGE_BYTES": Limits.max_bytes,
+    "DEBOILER_MAX_PAGE_ELEMENTS": Limits.max_elements,
+    "DEBOILER_MAX_HELD_BYTES": 128 * 1024 * 1024,
+    "DEBOILER_MAX_SITES": 10_000,
+    "DEBOILER_REPORT": None,
+    "DEBOILER_REPORT_VIEWS": 3,
+    "DEBOILER_REPORT_VIEW_SITES": 20,
+}
+
+
+@dataclass(frozen=True)
+class DeboilerSettings:
+    """Every DEBOILER_* setting, checked and converted."""
+
+    enabled: bool
+    min_pages: int
+    url_field: str
+    html_field: str
+    encoding_field: str | None
+    text_field: str
+    clean_html_field: str
+    status_field: str
+    keep_html: bool
+    signatures_dir: str
+    store: Any  # the store class (or factory)
+    learn: bool
+    watchdog_interval: float
+    inline_max_bytes: int
+    threads: int
+    mode: str
+    comments_field: str | None
+    max_page_bytes: int
+    max_page_elements: int
+    max_held_bytes: int
+    max_sites: int
+    report: str | None
+    report_views: int
+    report_view_sites: int
+
+
+def _bool(name: str, value: Any) -> bool:
+    # Scrapy's own rule (Settings.getbool): bools, 0/1 and their strings,
+    # "true"/"false" in any case.
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if v in ("1", "true"):
+            return True
+        if v in ("0", "false"):
+            return False
+    raise DeboilerSettingsError(name, value, "expected True or False (or 1/0, 'true'/'false')")
+
+
+def _int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    n: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        n = value
+    elif isinstance(value, float) and value.is_integer():
+        n = int(value)
+    elif isinstance(value, str):
+        try:
+            n = int(value.strip().replace("_", ""))
+        except ValueError:
+            n = None
+    bounds = f">= {low}" if high is None else f"from {low} to {high}"
+    if n is None:
+        raise DeboilerSettingsError(name, value, f"expected an integer {bounds}")
+    if n < low or (high is not None and n > high):
+        raise DeboilerSettingsError(name, value, f"must be an integer {bounds}")
+    return n
+
+
+def _float(name: str, value: Any, low_exclusive: float, high: float) -> float:
+    x: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        x = float(value)
+    elif isinstance(value, str):
+        try:
+            x = float(value.strip())
+        except ValueError:
+            x = None
+    if x is None or not math.isfinite(x) or not low_exclusive < x <= high:
+        raise DeboilerSettingsError(
+            name, value, f"must be a number of seconds over {low_exclusive:g} and at most {high:g}")
+    return x
+
+
+def _field(name: str, value: Any, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, str) and value.strip() and value == value.strip():
+        return value
+    expected = "a field name (a non-empty string without surrounding spaces)"
+    raise DeboilerSettingsError(name, value, expected + (", or None" if optional else ""))
+
+
+def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    if isinstance(value, str) and value.strip().lower() in choices:
+        return value.strip().lower()
+    raise DeboilerSettingsError(name, value, "must be one of " + ", ".join(repr(c) for c in choices))
+
+
+def _writable_dir(name: str, value: Any, where: Callable[[str], str]) -> str:
+    """The folder ``where(value)`` (Scrapy's ``data_path``), created if
+    missing; it must be a writable folder."""
+    if not isinstance(value, (str, os.PathLike)) or not os.fspath(value).strip():
+        raise DeboilerSettingsError(name, value, "expected a folder path")
+    path = where(os.fspath(value))
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise DeboilerSettingsError(name, value, f"{path} is a file, not a folder")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise DeboilerSettingsError(name, value, f"cannot create the folder {path}: {e.strerror or e}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise DeboilerSettingsError(name, value, f"the folder {path} is not writable")
+    return path
+
+
+def _writable_file(name: str, value: Any) -> str | None:
+    """A file to write at the end of the crawl: its folder must exist and be
+    writable, and the path must not be a folder."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)) or not os.fspath(value).strip():
+        raise DeboilerSettingsError(name, value, "expected a file path, or None")
+    path = os.fspath(value)
+    if os.path.isdir(path):
+        raise DeboilerSettingsError(name, value, "is a folder, not a file")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise DeboilerSettingsError(name, value, f"the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise DeboilerSettingsError(name, value, "is not writable")
+    return path
+
+
+def _store(name: str, value: Any) -> Any:
+    if callable(value):
+        return value
+    if isinstance(value, str) and value.strip():
+        from scrapy.utils.misc import load_object
+
+        try:
+            return load_object(value.strip())
+        except (ImportError, NameError, ValueError, AttributeError) as e:
+            raise DeboilerSettingsError(name, value, f"cannot be imported: {e}") from None
+    raise DeboilerSettingsError(name, value, "expected a class or its import path")
+
+
+def enabled(settings: Any) -> bool:
+    """DEBOILER_ENABLED, checked: when off nothing else is read."""
+    return _bool("DEBOILER_ENABLED", settings.get("DEBOILER_ENABLED", DEFAULTS["DEBOILER_ENABLED"]))
+
+
+def read_settings(settings: Any, *, where: Callable[[str], str] = os.path.abspath,
+                  check_paths: bool = True) -> DeboilerSettings:
+    """Check and convert every DEBOILER_* setting of Scrapy ``settings``;
+    raise DeboilerSettingsError naming the first bad one. Unknown
+    DEBOILER_* names (typos) are logged as warnings. ``where`` places
+    DEBOILER_SIGNATURES_DIR (Scrapy's ``data_path``), which is created;
+    ``check_paths=False`` leaves the file system alone (the spider middleware)."""
+
+    def raw(name: str) -> Any:
+        return settings.get(name, DEFAULTS[name])
+
+    for key in settings:
+        if isinstance(key, str) and key.startswith("DEBOILER_") and key not in DEFAULTS:
+            close = difflib.get_close_matches(key, DEFAULTS, n=1)
+            logger.warning("scrapy-deboiler: unknown setting %s%s", key,
+                           f" (did you mean {close[0]}?)" if close else "")
+
+    fields = {n: _field(n, raw(n)) for n in (
+        "DEBOILER_URL_FIELD", "DEBOILER_HTML_FIELD", "DEBOILER_TEXT_FIELD",
+        "DEBOILER_CLEAN_HTML_FIELD", "DEBOILER_STATUS_FIELD")}
+    fields["DEBOILER_ENCODING_FIELD"] = _field("DEBOILER_ENCODING_FIELD", raw("DEBOILER_ENCODING_FIELD"), True)
+    fields["DEBOILER_COMMENTS_FIELD"] = _field("DEBOILER_COMMENTS_FIELD", raw("DEBOILER_COMMENTS_FIELD"), True)
+    # Fields the pipeline writes must not overwrite each other or its input.
+    written = ("DEBOILER_TEXT_FIELD", "DEBOILER_CLEAN_HTML_FIELD", "DEBOILER_STATUS_FIELD",
+               "DEBOILER_COMMENTS_FIELD")
+    for a in written:
+        for b in (*written, "DEBOILER_URL_FIELD", "DEBOILER_HTML_FIELD", "DEBOILER_ENCODING_FIELD"):
+            if a != b and fields[a] is not None and fields[a] == fields[b]:
+                raise DeboilerSettingsError(a, fields[a], f"is also {b}: the pipeline would overwrite it")
+
+    threads = raw("DEBOILER_THREADS")
+    signatures_dir = raw("DEBOILER_SIGNATURES_DIR")
+    if check_paths:
+        signatures_dir = _writable_dir("DEBOILER_SIGNATURES_DIR", signatures_dir, where)
+    report = _writable_file("DEBOILER_REPORT", raw("DEBOILER_REPORT")) if check_paths else raw("DEBOILER_REPORT")
+    return DeboilerSettings(
+        enabled=enabled(settings),
+        min_pages=_int("DEBOILER_MIN_PAGES", raw("DEBOILER_MIN_PAGES"), 2),
+        url_field=fields["DEBOILER_URL_FIELD"],
+        html_field=fields["DEBOILER_HTML_FIELD"],
+        encoding_field=fields["DEBOILER_ENCODING_FIELD"],
+        text_field=fields["DEBOILER_TEXT_FIELD"],
+        clean_html_field=fields["DEBOILER_CLEAN_HTML_FIELD"],
+        status_field=fields["DEBOILER_STATUS_FIELD"],
+        keep_html=_bool("DEBOILER_KEEP_HTML", raw("DEBOILER_KEEP_HTML")),
+        signatures_dir=signatures_dir,
+        store=_store("DEBOILER_STORE", raw("DEBOILER_STORE")),
+        learn=_bool("DEBOILER_LEARN", raw("DEBOILER_LEARN")),
+        watchdog_interval=_float("DEBOILER_WATCHDOG_INTERVAL", raw("DEBOILER_WATCHDOG_INTERVAL"), 0, 60),
+        inline_max_bytes=_int("DEBOILER_INLINE_MAX_BYTES", raw("DEBOILER_INLINE_MAX_BYTES"), 0),
+        threads=_default_threads() if threads is None else _int("DEBOILER_THREADS", threads, 1, 64),
+        mode=_choice("DEBOILER_MODE", raw("DEBOILER_MODE"), ("boilerplate", "content")),
+        comments_field=fields["DEBOILER_COMMENTS_FIELD"],
+        max_page_bytes=_int("DEBOILER_MAX_PAGE_BYTES", raw("DEBOILER_MAX_PAGE_BYTES"), 1),
+        max_page_elements=_int("DEBOILER_MAX_PAGE_ELEMENTS", raw("DEBOILER_MAX_PAGE_ELEMENTS"), 1),
+        max_held_bytes=_int("DEBOILER_MAX_HELD_BYTES", raw("DEBOILER_MAX_HELD_BYTES"), 0),
+        max_sites=_int("DEBOILER_MAX_SITES", raw("DEBOILER_MAX_SITES"), 1),
+        report=report,
+        report_views=_int("DEBOILER_REPORT_VIEWS", raw("DEBOILER_REPORT_VIEWS"), 0),
+        report_view_sites=_int("DEBOILER_REPORT_VIEW_SITES", raw("DEBOILER_REPORT_VIEW_SITES"), 0),
+    )
