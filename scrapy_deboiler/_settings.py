@@ -150,7 +150,7 @@ def _field(name: str, value: Any, optional: bool = False) -> str | None:
         return None
     if isinstance(value, str) and value.strip() and value == value.strip():
         return value
-    expected = "a field name (a non-empty string without surrounding spaces)"
+    expected = "expected a field name (a non-empty string without surrounding spaces)"
     raise DeboilerSettingsError(name, value, expected + (", or None" if optional else ""))
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import scrapy
@@ -10,6 +12,8 @@ from scrapy.crawler import CrawlerRunner
 from scrapy.linkextractors import LinkExtractor
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet import reactor
+from twisted.internet.defer import Deferred
+from twisted.internet.protocol import ProcessProtocol
 from twisted.web.resource import Resource
 from twisted.web.server import Site
 
@@ -21,15 +25,26 @@ REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 class Pages(Resource):
     isLeaf = True
 
-    def __init__(self, pages: dict[str, str | bytes]) -> None:
+    def __init__(self, pages: dict[str, str | bytes], types: dict[str, str] | None = None,
+                 on_request=None) -> None:
         super().__init__()
         self.pages = pages
+        self.types = types or {}
+        self.on_request = on_request
+        self.served = 0
 
     def render_GET(self, request):
-        html = self.pages.get(request.path.decode())
+        self.served += 1
+        if self.on_request is not None:
+            self.on_request(self)
+        path = request.path.decode()
+        html = self.pages.get(path)
         if html is None:
             request.setResponseCode(404)
             return b"not found"
+        if path in self.types:
+            request.setHeader(b"content-type", self.types[path].encode())
+            return html if isinstance(html, bytes) else html.encode("utf-8")
         if isinstance(html, bytes):  # served as they are, declared HTML
             request.setHeader(b"content-type", b"text/html")
             return html
@@ -39,21 +54,25 @@ class Pages(Resource):
 
 def serve_site(n_pages: int, name: str = "site", paragraphs: int = 5,
                also_link: list[str] = (), extra_pages: dict[str, bytes] | None = None,
+               types: dict[str, str] | None = None, transform=None, on_request=None,
                ) -> tuple[str, object]:
     """Serve ``n_pages`` generated pages and an index linking to them (and,
     interleaved, to ``also_link``; then to ``extra_pages``, path -> body) on
-    127.0.0.1; returns the index URL and the listening port."""
+    127.0.0.1; returns the index URL and the listening port. ``types``:
+    Content-Type headers by path; ``transform(html) -> str | bytes``
+    rewrites each generated page; ``on_request(resource)`` is called for
+    every request (``resource.served`` counts them)."""
     pages: dict[str, str | bytes] = dict(extra_pages or {})
     links = []
     for i, (url, html, _) in enumerate(site_pages(name, n_pages, paragraphs=paragraphs)):
         path = url.split(name, 1)[1]
-        pages[path] = html
+        pages[path] = transform(html) if transform is not None else html
         links.append(f'<li><a href="{path}">page {i}</a></li>')
         if i < len(also_link):
             links.append(f'<li><a href="{also_link[i]}">elsewhere {i}</a></li>')
     links += [f'<li><a href="{path}">extra</a></li>' for path in extra_pages or ()]
     pages["/"] = f"<html><body><h1>{name}</h1><ul>{''.join(links)}</ul></body></html>"
-    port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
+    port = reactor.listenTCP(0, Site(Pages(pages, types, on_request)), interface="127.0.0.1")
     return f"http://127.0.0.1:{port.getHost().port}/", port
 
 
@@ -64,25 +83,37 @@ class SiteSpider(scrapy.Spider):
     custom_settings = {"DEPTH_LIMIT": 1}
 
     def __init__(self, *args, close_after: int | None = None, items_per_page: int = 1,
-                 item_type=dict, html_chars: int | None = None, **kwargs):
+                 item_type=dict, html_chars: int | None = None, same_url: bool = False,
+                 body: str | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.html_chars = html_chars  # items carry only this much of the page
         self.item_type = item_type
         self.close_after = close_after
         self.items_per_page = items_per_page
+        self.same_url = same_url  # all items of a page carry its URL (listings)
+        # "text": items carry response.text; "bytes:ENC": the body as bytes
+        # with ENC as its declared encoding.
+        self.body = body
         self.yielded = 0
 
     def parse(self, response):
         if response.url.endswith("/"):
-            yield from response.follow_all(LinkExtractor(allow=r"/articles/").extract_links(response))
+            yield from response.follow_all(LinkExtractor(allow=r"/articles/", deny_extensions=[])
+                                           .extract_links(response))
             return
         if self.close_after is not None and self.yielded >= self.close_after:
             raise scrapy.exceptions.CloseSpider("enough")
         for k in range(self.items_per_page):
             self.yielded += 1
-            item = self.item_type(url=response.url if k == 0 else f"{response.url}#{k}", n=self.yielded)
+            url = response.url if k == 0 or self.same_url else f"{response.url}#{k}"
+            item = self.item_type(url=url, n=self.yielded)
             if self.html_chars is not None:
                 item["html"] = response.text[:self.html_chars]
+            if self.body == "text":
+                item["html"] = response.text
+            elif self.body is not None and self.body.startswith("bytes:"):
+                item["html"] = response.body
+                item["encoding"] = self.body[len("bytes:"):]
             yield item
 
 
@@ -143,3 +174,74 @@ async def crawl(tmp_path: Path, start_urls: list[str], guard: float = 60, spider
 
 def stat(crawler, key: str, default=0):
     return crawler.stats.get_value(key, default)
+
+
+PROJECT_SPIDER = '''
+import os
+import scrapy
+from scrapy.linkextractors import LinkExtractor
+
+
+class SiteSpider(scrapy.Spider):
+    """Follows the index's links; one item per article page, each also
+    written to ``yielded`` (one URL a line, flushed) as it is yielded."""
+
+    name = "site"
+
+    def __init__(self, start="", yielded="", pidfile="", **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [start]
+        self.yielded = open(yielded, "a", buffering=1, encoding="utf-8")
+        with open(pidfile, "w") as f:
+            f.write(str(os.getpid()))
+
+    def parse(self, response):
+        if response.url.endswith("/"):
+            yield from response.follow_all(LinkExtractor(allow=r"/articles/").extract_links(response))
+            return
+        self.yielded.write(response.url + "\\n")
+        yield {"url": response.url}
+'''
+
+
+def write_project(root: Path) -> Path:
+    """A Scrapy project as users have one: scrapy.cfg, settings with the
+    add-on, a spider. Returns its folder (run ``scrapy crawl`` there)."""
+    project = root / "project"
+    (project / "demo" / "spiders").mkdir(parents=True)
+    (project / "scrapy.cfg").write_text("[settings]\ndefault = demo.settings\n")
+    (project / "demo" / "__init__.py").write_text("")
+    (project / "demo" / "spiders" / "__init__.py").write_text("")
+    (project / "demo" / "spiders" / "site.py").write_text(PROJECT_SPIDER)
+    (project / "demo" / "settings.py").write_text(
+        'BOT_NAME = "demo"\nSPIDER_MODULES = ["demo.spiders"]\n'
+        'ADDONS = {"scrapy_deboiler.Addon": 100}\n'
+        f'TWISTED_REACTOR = "{REACTOR}"\nROBOTSTXT_OBEY = False\nTELNETCONSOLE_ENABLED = False\n')
+    return project
+
+
+class _Collect(ProcessProtocol):
+    def __init__(self) -> None:
+        self.out: list[bytes] = []
+        self.ended: Deferred = Deferred()
+
+    def outReceived(self, data: bytes) -> None:  # noqa: N802
+        self.out.append(data)
+
+    errReceived = outReceived
+
+    def processEnded(self, reason) -> None:  # noqa: N802
+        self.ended.callback(reason.value.exitCode)
+
+
+def run_scrapy(project: Path, args: list[str], kill_after: int = 60) -> tuple[object, _Collect]:
+    """Start ``scrapy crawl ARGS`` in ``project`` under ``timeout -s KILL``,
+    without blocking the reactor (the test's servers keep serving).
+    Returns the process transport and its protocol (``.ended`` fires with
+    the exit code, ``.out`` holds stdout and stderr)."""
+    proto = _Collect()
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    transport = reactor.spawnProcess(
+        proto, "timeout", ["timeout", "-s", "KILL", str(kill_after), sys.executable, "-m", "scrapy",
+                           "crawl", *args], env=env, path=str(project))
+    return transport, proto

@@ -1,0 +1,354 @@
+"""The pipeline in real users' crawls: many items per page, early stops,
+settings mistakes, non-HTML responses, wrong encodings, cleaning threads."""
+
+import json
+import logging
+import threading
+
+import pytest
+import pytest_twisted
+
+from crawling import crawl, serve_site, stat
+from scrapy_deboiler._cli import main as cli_main
+from scrapy_deboiler._settings import DeboilerSettingsError
+from test_pipeline import check_all_items_reached_the_feed, close
+
+
+def signature_files(tmp_path):
+    return {p.name: json.loads(p.read_text()) for p in (tmp_path / "signatures").iterdir()}
+
+
+@pytest_twisted.ensureDeferred
+async def test_many_items_per_page_count_as_one_page_and_share_one_clean(tmp_path):
+    """A listing spider: ten items a page, all with the page's URL. The
+    threshold counts pages, so the model sees five different pages, finds
+    the template and removes it."""
+    a, pa = serve_site(12, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=5, DEBOILER_MODE="boilerplate",
+                                     spider_kwargs={"items_per_page": 10, "same_url": True})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 120 and {i["deboiler"]["status"] for i in items} == {"cleaned"}
+    assert {i["deboiler"]["fit_pages"] for i in items} == {5}
+    assert all("Privacy policy" not in i["clean_text"] and "cookies" not in i["clean_text"] for i in items)
+    assert all(i["deboiler"]["removed"] > 0 for i in items)
+    (doc,) = signature_files(tmp_path).values()
+    assert doc["pages"] == 5 and doc["version"] == 1 and "provisional" not in doc
+    # One parse and one clean a page; the other nine items of each share it.
+    assert stat(crawler, "deboiler/pages_cleaned") == 12
+    by_url = {}
+    for i in items:
+        by_url.setdefault(i["url"], set()).add(i["clean_text"])
+    assert len(by_url) == 12 and all(len(texts) == 1 for texts in by_url.values())
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_early_stop_leaves_a_provisional_model_that_keeps_learning(tmp_path, capsys):
+    a, pa = serve_site(12, "alpha")
+    try:
+        # 1. The crawl stops after three pages: the site is fitted on them
+        # and saved as provisional.
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=6, DEBOILER_MODE="boilerplate",
+                                     CONCURRENT_REQUESTS=1, spider_kwargs={"close_after": 3})
+        check_all_items_reached_the_feed(crawler, items)
+        assert len(items) == 3 and stat(crawler, "deboiler/sites_provisional") == 1
+        assert all(i["deboiler"]["status"] == "cleaned" and i["deboiler"]["provisional"] for i in items)
+        (path,) = (tmp_path / "signatures").iterdir()
+        doc = json.loads(path.read_text())
+        assert doc["version"] == 2 and len(doc["provisional"]["page_keys"]) == 3
+        capsys.readouterr()
+        assert cli_main(["inspect", str(path)]) == 0
+        out = capsys.readouterr().out
+        assert "yes: fitted on 3 pages so far" in out and out.count("provisional") == 1
+
+        # 2. The next crawl (DEBOILER_LEARN off) cleans with it at once, and
+        # learns from the pages it has not seen until it has six.
+        (tmp_path / "items.jsonl").unlink()
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=6, DEBOILER_MODE="boilerplate",
+                                     CONCURRENT_REQUESTS=1)
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 12 and stat(crawler, "deboiler/items_held") == 0
+    assert stat(crawler, "deboiler/sites_reused_provisional") == 1
+    assert stat(crawler, "deboiler/sites_completed") == 1
+    states = [bool(i["deboiler"].get("provisional")) for i in sorted(items, key=lambda i: i["n"])]
+    # The three pages it knew and the two new ones before the sixth: weak model.
+    assert states == [True] * 5 + [False] * 7
+    doc = json.loads(path.read_text())
+    assert doc["version"] == 1 and "provisional" not in doc and doc["pages"] == 6
+    assert stat(crawler, "deboiler/sites_fitted") == 0
+    late = [i for i in items if not i["deboiler"].get("provisional")]
+    assert all("Privacy policy" not in i["clean_text"] for i in late)
+
+
+@pytest_twisted.ensureDeferred
+async def test_sites_released_early_learn_in_the_same_crawl(tmp_path):
+    """The held-bytes budget releases a site after a few pages; its
+    provisional model completes itself from the site's later pages."""
+    a, pa = serve_site(16, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=8, DEBOILER_MAX_HELD_BYTES=9_000,
+                                     CONCURRENT_REQUESTS=1)
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert stat(crawler, "deboiler/released/budget") >= 1
+    assert stat(crawler, "deboiler/sites_provisional") >= 1 and stat(crawler, "deboiler/sites_completed") == 1
+    (doc,) = signature_files(tmp_path).values()
+    assert doc["version"] == 1 and doc["pages"] >= 8
+    assert {i["deboiler"]["status"] for i in items} == {"cleaned"}
+
+
+BAD_SETTINGS = [
+    ("DEBOILER_MIN_PAGES", 0, "DEBOILER_MIN_PAGES = 0: must be an integer >= 2"),
+    ("DEBOILER_MIN_PAGES", -1, "DEBOILER_MIN_PAGES = -1: must be an integer >= 2"),
+    ("DEBOILER_MIN_PAGES", "abc", "DEBOILER_MIN_PAGES = 'abc': expected an integer >= 2"),
+    ("DEBOILER_WATCHDOG_INTERVAL", 0, "DEBOILER_WATCHDOG_INTERVAL = 0: must be a number of seconds over 0"),
+    ("DEBOILER_WATCHDOG_INTERVAL", -1, "DEBOILER_WATCHDOG_INTERVAL = -1"),
+    ("DEBOILER_WATCHDOG_INTERVAL", "nan", "DEBOILER_WATCHDOG_INTERVAL = 'nan'"),
+    ("DEBOILER_MODE", "fast", "DEBOILER_MODE = 'fast': must be one of 'boilerplate', 'content'"),
+    ("DEBOILER_KEEP_HTML", "maybe", "DEBOILER_KEEP_HTML = 'maybe': expected True or False"),
+    ("DEBOILER_MAX_SITES", 0, "DEBOILER_MAX_SITES = 0: must be an integer >= 1"),
+    ("DEBOILER_THREADS", 0, "DEBOILER_THREADS = 0: must be an integer from 1 to 64"),
+    ("DEBOILER_TEXT_FIELD", "html", "DEBOILER_TEXT_FIELD = 'html': is also DEBOILER_HTML_FIELD"),
+    ("DEBOILER_STATUS_FIELD", "", "DEBOILER_STATUS_FIELD = '': expected a field name"),
+    ("DEBOILER_STORE", "no.such.Store", "DEBOILER_STORE = 'no.such.Store': cannot be imported"),
+    ("DEBOILER_SIGNATURES_DIR", "FILE", "is a file, not a folder"),
+    ("DEBOILER_REPORT", "DIR", "is a folder, not a file"),
+    ("DEBOILER_REPORT", "DIR/missing/report.html", "does not exist"),
+]
+
+
+@pytest.mark.parametrize("name, value, message", BAD_SETTINGS, ids=[f"{n}={v}" for n, v, _ in BAD_SETTINGS])
+@pytest_twisted.ensureDeferred
+async def test_a_bad_setting_stops_the_crawl_at_once_naming_it(tmp_path, name, value, message):
+    (tmp_path / "file").write_text("not a folder")
+    value = {"FILE": str(tmp_path / "file"), "DIR": str(tmp_path)}.get(value, value)
+    if isinstance(value, str) and value.startswith("DIR/"):
+        value = str(tmp_path / value[4:])
+    served = []
+    a, pa = serve_site(3, "alpha", on_request=lambda r: served.append(r.served))
+    try:
+        with pytest.raises(DeboilerSettingsError) as err:
+            await crawl(tmp_path, [a], **{name: value})
+    finally:
+        close(pa)
+    assert message in str(err.value) and err.value.name == name
+    assert not served and not (tmp_path / "items.jsonl").exists()  # nothing was crawled
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_unknown_setting_is_named_with_its_likely_meaning(tmp_path, caplog):
+    a, pa = serve_site(3, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGE=3)
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert any("unknown setting DEBOILER_MIN_PAGE (did you mean DEBOILER_MIN_PAGES?)" in r.getMessage()
+               for r in caplog.records if r.levelno == logging.WARNING)
+
+
+@pytest_twisted.ensureDeferred
+async def test_items_without_html_give_one_warning_naming_the_cause(tmp_path, caplog):
+    a, pa = serve_site(6, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], SPIDER_MIDDLEWARES={})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert {i["deboiler"]["status"] for i in items} == {"unchanged"}
+    warnings = [r.getMessage() for r in caplog.records
+                if r.levelno == logging.WARNING and "without 'html'" in r.getMessage()]
+    assert len(warnings) == 1 and "DeboilerSpiderMiddleware is not enabled" in warnings[0]
+    assert stat(crawler, "deboiler/items_without_html") == 6
+
+
+NON_HTML = {
+    "/articles/data.json": (b'{"products": [{"name": "lamp", "price": 12}]}', "application/json"),
+    "/articles/feed.xml": (b'<?xml version="1.0"?><rss><channel><title>News</title></channel></rss>',
+                           "application/rss+xml"),
+    "/articles/notes.txt": (b"Just some text, no markup.", "text/plain"),
+}
+
+
+@pytest_twisted.ensureDeferred
+async def test_non_html_responses_give_no_html_and_skipped_items_keep_no_body(tmp_path, caplog):
+    extra = {path: body for path, (body, _) in NON_HTML.items()}
+    types = {path: ctype for path, (_, ctype) in NON_HTML.items()}
+    a, pa = serve_site(6, "alpha", extra_pages=extra, types=types)
+    try:
+        crawler, items = await crawl(tmp_path, [a])
+        check_all_items_reached_the_feed(crawler, items)
+        other = {i["url"].rsplit("/", 1)[1]: i for i in items if not i["url"].endswith(".html")}
+        assert set(other) == {"data.json", "feed.xml", "notes.txt"}
+        for item in other.values():  # the middleware gave them no body
+            assert "html" not in item and item["deboiler"]["status"] == "unchanged"
+        assert stat(crawler, "deboiler/middleware/not_html") == 3
+        assert [i for i in items if i["url"].endswith(".html") and i["deboiler"]["status"] != "cleaned"] == []
+        assert any("non-HTML responses" in r.getMessage() for r in caplog.records)
+
+        # A spider that puts every body in its items itself: JSON and XML are
+        # skipped, and leave without the body (DEBOILER_KEEP_HTML is off).
+        (tmp_path / "items.jsonl").unlink()
+        crawler, items = await crawl(tmp_path, [a], spider_kwargs={"body": "text"})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    skipped = {i["url"].rsplit("/", 1)[1]: i for i in items if i["deboiler"]["status"] == "skipped"}
+    assert {k: i["deboiler"]["kind"] for k, i in skipped.items()} == {"data.json": "json", "feed.xml": "xml"}
+    assert all("html" not in i for i in skipped.values())
+    assert all("html" not in i for i in items)
+
+
+NAMES = "Zoë Łukasiewicz and Ångström Straße"
+
+
+def with_names(html: str) -> str:
+    """The page with non-ASCII words starting its first paragraph."""
+    return html.replace("By Staff Writer</p>\n<p>", f"By Staff Writer</p>\n<p>{NAMES} wrote: ")
+
+
+@pytest.mark.parametrize("declared", ["utf-16", "latin-1"])
+@pytest_twisted.ensureDeferred
+async def test_bytes_with_a_wrong_declared_encoding_are_read_and_kept(tmp_path, declared):
+    """Items carrying the raw body and a wrong encoding (UTF-8 bytes): the
+    page is read as UTF-8 after all, noted, and its raw HTML stays in the
+    item (as latin-1 text, which JSON can hold) so it can be read again."""
+    a, pa = serve_site(6, "alpha", transform=lambda h: with_names(h).encode("utf-8"))
+    try:
+        crawler, items = await crawl(tmp_path, [a], spider_kwargs={"body": f"bytes:{declared}"})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 6
+    for item in items:
+        status = item["deboiler"]
+        assert status["status"] == "cleaned" and "encoding-fallback" in status["notes"]
+        assert NAMES in item["clean_text"] and "Privacy policy" not in item["clean_text"]
+        raw = item["html"].encode("latin-1")
+        assert status["raw_html"] == "latin-1" and raw.decode("utf-8").count(NAMES) == 1
+    assert stat(crawler, "deboiler/items_raw_html_kept") == 6
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_server_declaring_the_wrong_charset(tmp_path):
+    """The server says UTF-16 for UTF-8 pages: Scrapy's response.text is
+    garbage; the middleware reads the bytes again."""
+    a, pa = serve_site(6, "alpha", transform=lambda h: with_names(h).encode("utf-8"))
+    pa.factory.resource.types.update({f"/articles/{i:04d}.html": "text/html; charset=utf-16"
+                                      for i in range(6)})
+    try:
+        crawler, items = await crawl(tmp_path, [a])
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert stat(crawler, "deboiler/middleware/encoding_fallback") == 6
+    for item in items:
+        assert item["deboiler"]["status"] == "cleaned" and "encoding-fallback" in item["deboiler"]["notes"]
+        assert NAMES in item["clean_text"]
+        assert item["deboiler"]["raw_html"] == "kept" and NAMES in item["html"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_pages_are_cleaned_in_the_pipeline_threads(tmp_path, monkeypatch):
+    from scrapy_deboiler import _pipeline
+
+    threads = []
+    clean_one, fit_site = _pipeline._clean_one, _pipeline._fit_site
+
+    def recording(f):
+        def run(*args):
+            threads.append(threading.current_thread().name)
+            return f(*args)
+        return run
+
+    monkeypatch.setattr(_pipeline, "_clean_one", recording(clean_one))
+    monkeypatch.setattr(_pipeline, "_fit_site", recording(fit_site))
+    a, pa = serve_site(12, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_THREADS=2)
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert {i["deboiler"]["status"] for i in items} == {"cleaned"}
+    assert len(threads) == 1 + 7  # one fit, then the seven later pages one by one
+    assert all("deboiler" in name for name in threads) and threading.main_thread().name not in threads
+
+
+def feed_and_yielded(tmp_path):
+    feed = tmp_path / "items.jsonl"
+    items = [json.loads(line) for line in feed.read_text().splitlines()] if feed.exists() else []
+    yielded = (tmp_path / "yielded.txt").read_text().splitlines()
+    return items, yielded
+
+
+@pytest_twisted.ensureDeferred
+async def test_two_sigints_lose_no_held_item(tmp_path):
+    """Ctrl-C twice, 0.3 s apart, in a real ``scrapy crawl``: the second one
+    stops the reactor. Every held item is released as it stops, passes the
+    later pipelines and reaches the feed before the process ends."""
+    import os
+    import signal
+
+    from twisted.internet import reactor
+    from twisted.internet.defer import Deferred
+
+    from crawling import run_scrapy, write_project
+
+    project = write_project(tmp_path)
+    first: Deferred = Deferred()
+
+    def on_request(resource):
+        if resource.served == 15 and not first.called:
+            first.callback(None)
+
+    a, pa = serve_site(60, "alpha", on_request=on_request)
+    settings = {"DEBOILER_MIN_PAGES": 100,  # everything is held
+                "DEBOILER_WATCHDOG_INTERVAL": 5,  # the watchdog sleeps through it all
+                "DEBOILER_SIGNATURES_DIR": str(tmp_path / "signatures"),
+                "CONCURRENT_REQUESTS": 2, "DOWNLOAD_DELAY": 0.05,
+                "FEEDS": json.dumps({str(tmp_path / "items.jsonl"): {"format": "jsonlines"}})}
+    args = ["site", "-a", f"start={a}", "-a", f"yielded={tmp_path / 'yielded.txt'}",
+            "-a", f"pidfile={tmp_path / 'pid'}"]
+    for k, v in settings.items():
+        args += ["-s", f"{k}={v}"]
+    try:
+        _, proc = run_scrapy(project, args)
+        await first
+        pid = int((tmp_path / "pid").read_text())
+        os.kill(pid, signal.SIGINT)
+        reactor.callLater(0.3, os.kill, pid, signal.SIGINT)
+        code = await proc.ended
+    finally:
+        close(pa)
+    log = b"".join(proc.out).decode("utf-8", "replace")
+    assert code != 137, log[-3000:]  # not killed by the timeout
+    assert "Received SIGINT twice, forcing unclean shutdown" in log, log[-3000:]
+    items, yielded = feed_and_yielded(tmp_path)
+    assert 10 <= len(yielded) < 60
+    assert sorted(i["url"] for i in items) == sorted(yielded), log[-3000:]
+    assert {i["deboiler"]["status"] for i in items} == {"cleaned"}
+    assert all(i["deboiler"]["provisional"] for i in items)  # fitted on what it had
+
+
+@pytest_twisted.ensureDeferred
+async def test_scrapy_crawl_with_a_bad_setting_fails_naming_it(tmp_path):
+    from crawling import run_scrapy, write_project
+
+    project = write_project(tmp_path)
+    served = []
+    a, pa = serve_site(3, "alpha", on_request=lambda r: served.append(1))
+    try:
+        _, proc = run_scrapy(project, ["site", "-a", f"start={a}", "-a", f"yielded={tmp_path / 'y'}",
+                                       "-a", f"pidfile={tmp_path / 'pid'}",
+                                       "-s", "DEBOILER_WATCHDOG_INTERVAL=0"])
+        code = await proc.ended
+    finally:
+        close(pa)
+    log = b"".join(proc.out).decode("utf-8", "replace")
+    assert code == 1 and not served, log[-3000:]
+    assert "DEBOILER_WATCHDOG_INTERVAL = '0': must be a number of seconds over 0" in log
