@@ -14,10 +14,15 @@ element proxies the caller gets back.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.array cimport array, clone
 from cpython.unicode cimport (Py_UNICODE_ISALNUM, Py_UNICODE_ISALPHA, Py_UNICODE_ISDECIMAL,
-                              Py_UNICODE_ISUPPER, PyUnicode_DATA, PyUnicode_GET_LENGTH,
-                              PyUnicode_KIND, PyUnicode_READ)
+                              Py_UNICODE_ISUPPER, PyUnicode_1BYTE_DATA, PyUnicode_DATA,
+                              PyUnicode_DecodeASCII, PyUnicode_GET_LENGTH, PyUnicode_KIND,
+                              PyUnicode_READ)
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object o)
 from libc.math cimport fabs, log1p
-from libc.stdlib cimport calloc, free, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset, strcmp, strlen
 
 cimport lxml.includes.etreepublic as cetree
@@ -196,7 +201,7 @@ def blake2b8(bytes data, bint template=False):
     return out[:16].decode("ascii")
 
 
-cdef inline bint counted_text(xmlNode* node, xmlNode* root) noexcept:
+cdef inline bint counted_text(xmlNode* node, xmlNode* root) noexcept nogil:
     """Text and CDATA nodes inside ``root``, but not script or style code."""
     cdef const char* parent
     if (node.type != TEXT and node.type != CDATA) or node == root:
@@ -207,7 +212,7 @@ cdef inline bint counted_text(xmlNode* node, xmlNode* root) noexcept:
     return not (strcmp(parent, "script") == 0 or strcmp(parent, "style") == 0)
 
 
-cdef inline xmlNode* next_node(xmlNode* node, xmlNode* root, bint descend) noexcept:
+cdef inline xmlNode* next_node(xmlNode* node, xmlNode* root, bint descend) noexcept nogil:
     """Document order within ``root``; descends into elements only."""
     if descend and node.type == ELEMENT and node.children != NULL:
         return node.children
@@ -218,7 +223,7 @@ cdef inline xmlNode* next_node(xmlNode* node, xmlNode* root, bint descend) noexc
     return NULL
 
 
-cdef inline bint step(xmlNode** node, xmlNode* root, bint* down) noexcept:
+cdef inline bint step(xmlNode** node, xmlNode* root, bint* down) noexcept nogil:
     """Post-order walks move on from ``node`` (just entered if leaf, or just
     left): to its next sibling, entering it, or to its parent, leaving it.
     False once ``root`` is done."""
@@ -245,138 +250,310 @@ def element_at(object root, size_t address):
     return cetree.elementFactory(el._doc, <xmlNode*>address)
 
 
+# Growable C buffers for the walks that run without the GIL: they report
+# running out of memory with -1 instead of raising (raised after the walk).
+cdef int c_grow(Buf* b, Py_ssize_t extra) noexcept nogil:
+    cdef Py_ssize_t cap
+    cdef char* p
+    if b.len + extra <= b.cap:
+        return 0
+    cap = b.cap * 2
+    if cap < b.len + extra:
+        cap = b.len + extra
+    if cap < 4096:
+        cap = 4096
+    p = <char*>realloc(b.data, cap)
+    if p == NULL:
+        return -1
+    b.data = p
+    b.cap = cap
+    return 0
+
+
+cdef inline int c_add(Buf* b, const char* s, Py_ssize_t n) noexcept nogil:
+    if c_grow(b, n) < 0:
+        return -1
+    memcpy(b.data + b.len, s, n)
+    b.len += n
+    return 0
+
+
+cdef inline int c_add1(Buf* b, char c) noexcept nogil:
+    if b.len + 1 > b.cap and c_grow(b, 1) < 0:
+        return -1
+    b.data[b.len] = c
+    b.len += 1
+    return 0
+
+
+# Tag names met in a tree, by libxml2's name pointer (the parser interns
+# names, so a page has a few dozen), with whether each is a candidate.
+cdef struct Name:
+    const char* name
+    int flag
+
+
+cdef struct Names:
+    Name* items
+    Py_ssize_t n, cap
+
+
+cdef Py_ssize_t names_find(Names* t, const char* name) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(t.n):
+        if t.items[i].name == name:
+            return i
+    for i in range(t.n):  # not interned: the same name at another address
+        if strcmp(t.items[i].name, name) == 0:
+            return i
+    return -1
+
+
+cdef int names_add(Names* t, const char* name) noexcept nogil:
+    cdef Name* grown
+    if names_find(t, name) >= 0:
+        return 0
+    if t.n == t.cap:
+        t.cap = t.cap * 2 + 32
+        grown = <Name*>realloc(t.items, t.cap * sizeof(Name))
+        if grown == NULL:
+            return -1
+        t.items = grown
+    t.items[t.n].name = name
+    t.items[t.n].flag = 0
+    t.n += 1
+    return 0
+
+
+cdef inline bint ascii_space(unsigned char c) noexcept nogil:
+    """``str.split``'s whitespace among ASCII characters."""
+    return c == 32 or 9 <= c <= 13 or 28 <= c <= 31
+
+
+cdef bint normalise_ascii(Buf* raw) noexcept nogil:
+    """``"".join(text.split()).casefold()`` in place, for ASCII text; False
+    (buffer untouched) when it holds other bytes."""
+    cdef Py_ssize_t i, j = 0
+    cdef unsigned char c
+    for i in range(raw.len):
+        if <unsigned char>raw.data[i] >= 128:
+            return False
+    for i in range(raw.len):
+        c = <unsigned char>raw.data[i]
+        if ascii_space(c):
+            continue
+        if 65 <= c <= 90:
+            c += 32
+        raw.data[j] = <char>c
+        j += 1
+    raw.len = j
+    return True
+
+
+cdef struct Signed:
+    char hexsig[16]
+    size_t node
+    Py_ssize_t start
+
+
+cdef struct SignOut:
+    Signed* items
+    Py_ssize_t n, cap
+
+
+cdef inline int sign_out(SignOut* o, const char* hexsig, xmlNode* node, Py_ssize_t start) noexcept nogil:
+    cdef Signed* grown
+    if o.n == o.cap:
+        o.cap = o.cap * 2 + 256
+        grown = <Signed*>realloc(o.items, o.cap * sizeof(Signed))
+        if grown == NULL:
+            return -1
+        o.items = grown
+    memcpy(o.items[o.n].hexsig, hexsig, 16)
+    o.items[o.n].node = <size_t>node
+    o.items[o.n].start = start
+    o.n += 1
+    return 0
+
+
 def sign_tree(object root, object scheme):
     """(signatures, node addresses, starts) as ``_signatures.sign_tree_py``
     defines them (in document post-order), or None for trees this walk does
     not handle (namespaced elements). Addresses, not elements: creating
     element proxies costs as much as the rest, and only removed subtrees need
-    them (``element_at``)."""
+    them (``element_at``). The walks run without the GIL: Python is called
+    only to ask which tag names are candidates and, for text that is not
+    ASCII, to normalise it."""
     cdef cetree._Element el = <cetree._Element?>root
     cdef xmlNode* c_root = el._c_node
-    cdef xmlNode* node
-    cdef xmlNode* child
     cdef Buf raw, cbuf, sbuf
-    cdef Frame* frames = NULL
-    cdef Frame* grown
-    cdef Py_ssize_t depth = 0, cap = 0, n, i, n_chars, n_links, n_el
-    cdef Py_ssize_t total_chars = 0, total_links = 0, total_els = 0
-    cdef const char* tp
-    cdef const char* tend
-    cdef const char* piece
-    cdef const char* name
-    cdef bint down
-    cdef Frame f
-    cdef char[16] hexsig
-    cdef bytes normalised
-    candidates = scheme.candidates
+    cdef Names names
+    cdef SignOut out
+    cdef Py_ssize_t i, failed = 0
+    cdef bint namespaced = False, ascii
+    cdef bytes normalised = None
     cdef Py_ssize_t min_elements = scheme.template_min_elements or (1 << 62)
     cdef double density = scheme.template_link_density
-    is_cand = {}
-    signatures = []
-    elements = []
-    starts = []
     raw.data = NULL; raw.len = 0; raw.cap = 0
     cbuf.data = NULL; cbuf.len = 0; cbuf.cap = 0
     sbuf.data = NULL; sbuf.len = 0; sbuf.cap = 0
+    names.items = NULL; names.n = 0; names.cap = 0
+    out.items = NULL; out.n = 0; out.cap = 0
     try:
-        # Pass 1: all text in document order, NUL-separated, normalised in
-        # one go (whitespace removed, case folded) exactly as normalise().
-        node = c_root
-        while node != NULL:
-            if node.type == ELEMENT and node.ns != NULL:
-                return None
-            if counted_text(node, c_root):
-                if node.content != NULL:
-                    add(&raw, <const char*>node.content, strlen(<const char*>node.content))
-                add1(&raw, 0)
-            node = next_node(node, c_root, True)
-        text = PyBytes_FromStringAndSize(raw.data, raw.len).decode("utf-8", "surrogatepass")
-        normalised = "".join(text.split()).casefold().encode("utf-8", "surrogatepass")
-        tp = PyBytes_AS_STRING(normalised)
-        tend = tp + PyBytes_GET_SIZE(normalised)
-
-        # Pass 2: post-order with explicit frames and two scratch buffers
-        # used as stacks: an element's content starts at its frame's offset
-        # and is replaced by its digest once hashed.
-        node = c_root
-        down = True
-        while True:
-            if down and node.type == ELEMENT:
-                if depth == cap:
-                    cap = cap * 2 + 64
-                    grown = <Frame*>realloc(frames, cap * sizeof(Frame))
-                    if grown == NULL:
-                        raise MemoryError()
-                    frames = grown
-                f.node = node
-                f.pc = cbuf.len
-                f.ps = sbuf.len
-                f.chars0 = total_chars
-                f.links0 = total_links
-                f.els0 = total_els
-                f.sigs0 = len(signatures)
-                frames[depth] = f
-                depth += 1
-                total_els += 1
-                name = <const char*>node.name
-                n = strlen(name)
-                add1(&cbuf, 1); add(&cbuf, name, n); add1(&cbuf, 2)
-                add1(&sbuf, 1); add(&sbuf, name, n); add1(&sbuf, 2)
-                if node.children != NULL:
-                    node = node.children
-                    continue
-                down = False  # an empty element ends at once
-            if not down:
-                # Leaving the element on top of the frame stack.
-                depth -= 1
-                f = frames[depth]
-                tag = (<const char*>node.name).decode("utf-8", "surrogatepass")
-                n_chars = total_chars - f.chars0
-                n_el = total_els - f.els0
-                if tag == "a":
-                    total_links = f.links0 + n_chars
-                n_links = total_links - f.links0
-                cand = is_cand.get(tag)
-                if cand is None:
-                    cand = is_cand[tag] = bool(candidates(tag))
-                if n_chars and cand:
-                    blake2b_hex8(cbuf.data + f.pc, cbuf.len - f.pc, False, hexsig)
-                    signatures.append(hexsig[:16].decode("ascii"))
-                    elements.append(<size_t>node)
-                    starts.append(f.sigs0)
-                    cbuf.len = f.pc
-                    add1(&cbuf, 3)
-                    add(&cbuf, hexsig, 16)
-                else:
-                    add1(&cbuf, 5)
-                if n_el >= min_elements:
-                    blake2b_hex8(sbuf.data + f.ps, sbuf.len - f.ps, True, hexsig)
-                    sbuf.len = f.ps
-                    add1(&sbuf, 3)
-                    add(&sbuf, hexsig, 16)
-                    if n_chars and n_links >= density * n_chars:
-                        signatures.append(hexsig[:16].decode("ascii"))
-                        elements.append(<size_t>node)
-                        starts.append(f.sigs0)
-                else:
-                    add1(&sbuf, 5)
-            elif counted_text(node, c_root):
-                piece = tp
-                while tp < tend and tp[0] != 0:
-                    if (<unsigned char>tp[0] & 0xC0) != 0x80:
-                        total_chars += 1
-                    tp += 1
-                if tp > piece:
-                    add(&cbuf, piece, tp - piece)
-                tp += 1
-            if not step(&node, c_root, &down):
-                break
+        with nogil:
+            failed = _sign_pass1(c_root, &raw, &names, &namespaced)
+            ascii = failed == 0 and not namespaced and normalise_ascii(&raw)
+        if failed:
+            raise MemoryError()
+        if namespaced:
+            return None
+        candidates = scheme.candidates
+        for i in range(names.n):
+            names.items[i].flag = bool(candidates(names.items[i].name.decode("utf-8", "surrogatepass")))
+        if not ascii:
+            text = PyBytes_FromStringAndSize(raw.data, raw.len).decode("utf-8", "surrogatepass")
+            normalised = "".join(text.split()).casefold().encode("utf-8", "surrogatepass")
+            free(raw.data)
+            raw.data = NULL
+            raw.len = len(normalised)
+            raw.data = <char*>malloc(raw.len + 1)
+            if raw.data == NULL:
+                raise MemoryError()
+            memcpy(raw.data, PyBytes_AS_STRING(normalised), raw.len)
+        with nogil:
+            failed = _sign_pass2(c_root, raw.data, raw.data + raw.len, &names, &cbuf, &sbuf, &out,
+                                 min_elements, density)
+        if failed:
+            raise MemoryError()
+        signatures = [out.items[i].hexsig[:16].decode("ascii") for i in range(out.n)]
+        elements = [out.items[i].node for i in range(out.n)]
+        starts = [out.items[i].start for i in range(out.n)]
         return signatures, elements, starts
     finally:
         free(raw.data)
         free(cbuf.data)
         free(sbuf.data)
-        free(frames)
+        free(names.items)
+        free(out.items)
+
+
+cdef int _sign_pass1(xmlNode* c_root, Buf* raw, Names* names, bint* namespaced) noexcept nogil:
+    """All text in document order, NUL-separated (normalised next, all at
+    once, exactly as normalise()), and the tag names met."""
+    cdef xmlNode* node = c_root
+    while node != NULL:
+        if node.type == ELEMENT:
+            if node.ns != NULL:
+                namespaced[0] = True
+                return 0
+            if names_add(names, <const char*>node.name) < 0:
+                return -1
+        if counted_text(node, c_root):
+            if node.content != NULL:
+                if c_add(raw, <const char*>node.content, strlen(<const char*>node.content)) < 0:
+                    return -1
+            if c_add1(raw, 0) < 0:
+                return -1
+        node = next_node(node, c_root, True)
+    return 0
+
+
+cdef int _sign_pass2(xmlNode* c_root, const char* tp, const char* tend, Names* names, Buf* cbuf,
+                     Buf* sbuf, SignOut* out, Py_ssize_t min_elements, double density) noexcept nogil:
+    """Post-order with explicit frames and two scratch buffers used as
+    stacks: an element's content starts at its frame's offset and is
+    replaced by its digest once hashed."""
+    cdef xmlNode* node = c_root
+    cdef Frame* frames = NULL
+    cdef Frame* grown
+    cdef Frame f
+    cdef Py_ssize_t depth = 0, cap = 0, n, n_chars, n_links, n_el, k
+    cdef Py_ssize_t total_chars = 0, total_links = 0, total_els = 0
+    cdef const char* piece
+    cdef const char* name
+    cdef bint down = True, cand
+    cdef char[16] hexsig
+    cdef int err = 0
+    while True:
+        if down and node.type == ELEMENT:
+            if depth == cap:
+                cap = cap * 2 + 64
+                grown = <Frame*>realloc(frames, cap * sizeof(Frame))
+                if grown == NULL:
+                    err = -1
+                    break
+                frames = grown
+            f.node = node
+            f.pc = cbuf.len
+            f.ps = sbuf.len
+            f.chars0 = total_chars
+            f.links0 = total_links
+            f.els0 = total_els
+            f.sigs0 = out.n
+            frames[depth] = f
+            depth += 1
+            total_els += 1
+            name = <const char*>node.name
+            n = strlen(name)
+            if (c_add1(cbuf, 1) < 0 or c_add(cbuf, name, n) < 0 or c_add1(cbuf, 2) < 0
+                    or c_add1(sbuf, 1) < 0 or c_add(sbuf, name, n) < 0 or c_add1(sbuf, 2) < 0):
+                err = -1
+                break
+            if node.children != NULL:
+                node = node.children
+                continue
+            down = False  # an empty element ends at once
+        if not down:
+            # Leaving the element on top of the frame stack.
+            depth -= 1
+            f = frames[depth]
+            name = <const char*>node.name
+            n_chars = total_chars - f.chars0
+            n_el = total_els - f.els0
+            if name[0] == 97 and name[1] == 0:  # "a"
+                total_links = f.links0 + n_chars
+            n_links = total_links - f.links0
+            k = names_find(names, name)
+            cand = k >= 0 and names.items[k].flag
+            if n_chars and cand:
+                blake2b_hex8(cbuf.data + f.pc, cbuf.len - f.pc, False, hexsig)
+                if sign_out(out, hexsig, node, f.sigs0) < 0:
+                    err = -1
+                    break
+                cbuf.len = f.pc
+                if c_add1(cbuf, 3) < 0 or c_add(cbuf, hexsig, 16) < 0:
+                    err = -1
+                    break
+            elif c_add1(cbuf, 5) < 0:
+                err = -1
+                break
+            if n_el >= min_elements:
+                blake2b_hex8(sbuf.data + f.ps, sbuf.len - f.ps, True, hexsig)
+                sbuf.len = f.ps
+                if c_add1(sbuf, 3) < 0 or c_add(sbuf, hexsig, 16) < 0:
+                    err = -1
+                    break
+                if n_chars and n_links >= density * n_chars:
+                    if sign_out(out, hexsig, node, f.sigs0) < 0:
+                        err = -1
+                        break
+            elif c_add1(sbuf, 5) < 0:
+                err = -1
+                break
+        elif counted_text(node, c_root):
+            piece = tp
+            while tp < tend and tp[0] != 0:
+                if (<unsigned char>tp[0] & 0xC0) != 0x80:
+                    total_chars += 1
+                tp += 1
+            if tp > piece and c_add(cbuf, piece, tp - piece) < 0:
+                err = -1
+                break
+            tp += 1
+        if not step(&node, c_root, &down):
+            break
+    free(frames)
+    return err
 
 
 def tree_text(object root, dict classes):
@@ -722,6 +899,39 @@ cdef inline bint _upper(Py_UCS4 ch) noexcept:
     return Py_UNICODE_ISUPPER(ch)
 
 
+cdef bint _collapse_ascii(list parts, Buf* out) except -1:
+    """``" ".join(" ".join(parts).split())`` into ``out`` when every part is
+    ASCII (most blocks of most pages): one pass, no intermediate strings.
+    False, ``out`` unused, otherwise."""
+    cdef object part
+    cdef const unsigned char* p
+    cdef Py_ssize_t i, n
+    cdef bint space = False
+    cdef unsigned char c
+    for part in parts:
+        if not PyUnicode_IS_ASCII(part):
+            return False
+    out.len = 0
+    for part in parts:
+        if out.len:
+            space = True  # the joining space
+        p = PyUnicode_1BYTE_DATA(part)
+        n = PyUnicode_GET_LENGTH(part)
+        grow(out, n + 1)
+        for i in range(n):
+            c = p[i]
+            if ascii_space(c):
+                space = out.len > 0
+            else:
+                if space:
+                    out.data[out.len] = 32
+                    out.len += 1
+                    space = False
+                out.data[out.len] = <char>c
+                out.len += 1
+    return True
+
+
 cdef struct Span:
     Py_ssize_t start, end
     u64 h
@@ -821,7 +1031,7 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
                 object hint_of, dict hint_cache, frozenset title_tokens, dict tag_index,
                 Py_ssize_t n_tags, Py_ssize_t n_hints, object class_hides=None):
     """Content mode's blocks and their feature rows in one compiled pass:
-    (blocks as (address, depth, hints, near, text, link characters, words, place),
+    (blocks as (address, depth, hints, near, text, link characters, words, place, tag),
     the rows as one flat array of doubles), equal to ``_content.page_blocks_py``
     followed by ``_content.block_features``; None for namespaced trees.
     Python is called only for whitespace, case folding and title tokens."""
@@ -843,6 +1053,7 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
     cdef u64* title_h = NULL
     cdef list blocks = []
     cdef dict position = {}
+    cdef dict tags = {}  # tag names by libxml2's (interned) name pointer
     cdef array X
     cdef double* row
     cdef double lw, ld, dist, in_main, max_words
@@ -851,6 +1062,8 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
     cdef xmlNode* other
     cdef const char* name
     cdef char* seen = NULL
+    cdef Buf scratch
+    scratch.data = NULL; scratch.len = 0; scratch.cap = 0
     toks.spans = NULL; toks.n = 0; toks.cap = 0; toks.slots = NULL; toks.n_slots = 0
     if st == NULL:
         raise MemoryError()
@@ -863,8 +1076,15 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
             title_h[i] = _chars_hash(PyUnicode_KIND(word), PyUnicode_DATA(word), 0,
                                      PyUnicode_GET_LENGTH(word))
         for b in raw:
-            text = " ".join(" ".join(b[4]).split())
-            low = text.lower()
+            if _collapse_ascii(b[4], &scratch):
+                text = PyUnicode_DecodeASCII(scratch.data, scratch.len, NULL)
+                for i in range(scratch.len):
+                    if 65 <= scratch.data[i] <= 90:
+                        scratch.data[i] += 32
+                low = PyUnicode_DecodeASCII(scratch.data, scratch.len, NULL)
+            else:
+                text = " ".join(" ".join(b[4]).split())
+                low = text.lower()
             words = 0
             in_word = False
             toks.n = 0
@@ -923,7 +1143,11 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
             st[n].ends = text[len(text) - 1] in _ENDS
             st[n].overlap = _title_overlap(&toks, low, title, title_h) if has_title else 0.0
             position[b[0]] = n
-            blocks.append((b[0], b[1], b[2], b[3], text, b[5], words, b[6]))
+            name = <const char*>st[n].node.name
+            tag = tags.get(<size_t>name)
+            if tag is None:
+                tag = tags[<size_t>name] = name.decode("utf-8", "surrogatepass")
+            blocks.append((b[0], b[1], b[2], b[3], text, b[5], words, b[6], tag))
             total += words
             n += 1
         X = clone(_DOUBLES, n * width, True)
@@ -1043,6 +1267,7 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
         free(toks.spans)
         free(toks.slots)
         free(title_h)
+        free(scratch.data)
 
 
 def score_table(const double[:] X, Py_ssize_t width, const int[:] feature, const double[:] threshold,
@@ -1052,19 +1277,22 @@ def score_table(const double[:] X, Py_ssize_t width, const int[:] feature, const
     cdef Py_ssize_t n = X.shape[0] // width if width > 0 else 0, r, t, node, i
     cdef Py_ssize_t ntrees = roots.shape[0]
     cdef double total
-    cdef list out = [0.0] * n
+    cdef array scores = clone(_DOUBLES, n, False)
+    cdef double* out = scores.data.as_doubles
     for i in range(feature.shape[0]):  # rows are read unchecked below
         if feature[i] >= width:
             raise IndexError(f"rows have {width} features; the trees read feature {feature[i]}")
-    for r in range(n):
-        total = base
-        for t in range(ntrees):
-            node = roots[t]
-            while left[node] >= 0:
-                if X[r * width + feature[node]] <= threshold[node]:
-                    node = left[node]
-                else:
-                    node = right[node]
-            total += value[node]
-        out[r] = total
-    return out
+    # Only C data from here: other threads (Scrapy's reactor) run meanwhile.
+    with nogil:
+        for r in range(n):
+            total = base
+            for t in range(ntrees):
+                node = roots[t]
+                while left[node] >= 0:
+                    if X[r * width + feature[node]] <= threshold[node]:
+                        node = left[node]
+                    else:
+                        node = right[node]
+                total += value[node]
+            out[r] = total
+    return scores.tolist()
