@@ -2,7 +2,7 @@
 
     python benchmarks/bench_fullsize.py [--sites 20] [--pages 60] [--paragraphs 400]
         [--concurrency 32] [--rounds 2] [--mode content] [--spider site|index-only]
-        [--no-demo] [--json out.json]
+        [--set DEBOILER_THREADS=1 ...] [--no-demo] [--json out.json]
 
 Serves ``--sites`` generated sites (tests/sitegen.py pages, 400 paragraphs:
 about 66 KB each; every link resolves) on 127.0.0.1, one port each, and
@@ -44,6 +44,7 @@ from scrapy.linkextractors import LinkExtractor
 from scrapy.utils.project import get_project_settings
 
 on, urls, out, sigdir, conc, mode, spider = sys.argv[1] == "on", sys.argv[2], *sys.argv[3:8]
+extra = json.loads(sys.argv[8])
 
 
 class IndexSpider(scrapy.Spider):
@@ -72,6 +73,7 @@ settings.setdict({
     "CONCURRENT_REQUESTS_PER_DOMAIN": int(conc),
     "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
 }, priority="cmdline")
+settings.setdict(extra if on else {}, priority="cmdline")
 process = CrawlerProcess(settings)
 crawler = process.create_crawler(IndexSpider if spider == "index-only" else "site")
 times = {}
@@ -156,10 +158,13 @@ def main() -> None:
     ap.add_argument("--spider", default="site", choices=["site", "index-only"],
                     help="site: the example project's spider (links from every page, as "
                          "bench_crawl.py); index-only: links from the indexes only")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a setting for the crawls with the pipeline on (repeatable)")
     ap.add_argument("--no-demo", action="store_true", help="skip the demo-site crawl")
     ap.add_argument("--json")
     args = ap.parse_args()
 
+    extra = dict(kv.split("=", 1) for kv in args.set)
     urls, servers, size = serve(args.sites, args.pages, args.paragraphs)
     results: dict[str, list[dict]] = {"off": [], "on": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -169,7 +174,7 @@ def main() -> None:
                 sigdir = os.path.join(tmp, f"sigs{r}")  # a fresh store: every site is fitted
                 proc = subprocess.run(
                     [sys.executable, "-c", CHILD, state, ",".join(urls), out, sigdir,
-                     str(args.concurrency), args.mode, args.spider],
+                     str(args.concurrency), args.mode, args.spider, json.dumps(extra)],
                     cwd=PROJECT, capture_output=True, text=True, timeout=900)
                 if proc.returncode:
                     sys.exit(proc.stderr[-3000:])

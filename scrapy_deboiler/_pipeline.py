@@ -45,6 +45,8 @@ _RESULTS_MAX_CHARS = 32 * 1024 * 1024
 #: Notes of a page whose declared encoding could not read it: its raw HTML
 #: stays in the item whatever DEBOILER_KEEP_HTML says.
 _LOSSY = frozenset(("decode-errors", "encoding-fallback"))
+#: hashlib releases the GIL for updates of 2048 bytes or more.
+_HASH_PIECE = 2047
 #: How long a stopping reactor waits for released items to leave the pipelines.
 _SHUTDOWN_WAIT = 10.0
 
@@ -301,8 +303,14 @@ class DeboilerPipeline:
         if hit is not None and hit[0] is html:
             digest = hit[1]
         else:
-            data = html if isinstance(html, bytes) else html.encode("utf-8", "surrogatepass")
-            digest = blake2b(data, digest_size=16).digest()
+            data = memoryview(html if isinstance(html, bytes) else html.encode("utf-8", "surrogatepass"))
+            h = blake2b(digest_size=16)
+            # In pieces hashlib hashes without releasing the GIL: on the
+            # reactor thread, getting it back from the cleaning threads
+            # costs more than the hashing (up to sys.getswitchinterval()).
+            for i in range(0, len(data), _HASH_PIECE):
+                h.update(data[i:i + _HASH_PIECE])
+            digest = h.digest()
             self._digests[id(html)] = (html, digest)  # the reference keeps id() unique
             if len(self._digests) > 16:
                 self._digests.popitem(last=False)
