@@ -178,6 +178,7 @@ class DeboilerPipeline:
         self._loop: Any = None
         self._pool: ThreadPool | None = None
         self._shutdown_trigger: Any = None
+        self._pool_trigger: Any = None
         self._unwritable: set[type] = set()
         self._warned_no_html = False
         self._warned_bytes_kept = False
@@ -215,6 +216,14 @@ class DeboilerPipeline:
         self._loop = create_looping_call(self._tick)
         self._loop.start(self.interval, now=False)
         self._shutdown_trigger = reactor.addSystemEventTrigger("before", "shutdown", self._before_shutdown)
+        # A reactor stopped without closing the spider (a second Ctrl-C) must
+        # not leave the threads behind: Python would wait for them at exit.
+        self._pool_trigger = reactor.addSystemEventTrigger("during", "shutdown", self._stop_pool)
+
+    def _stop_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.stop()
+            self._pool = None
 
     def _in_pool(self, f: Any, *args: Any) -> Deferred:
         from twisted.internet import reactor
@@ -846,12 +855,13 @@ class DeboilerPipeline:
 
         if self._loop is not None and self._loop.running:
             self._loop.stop()
-        if self._shutdown_trigger is not None:
-            try:
-                reactor.removeSystemEventTrigger(self._shutdown_trigger)
-            except (ValueError, KeyError):
-                pass
-            self._shutdown_trigger = None
+        for trigger in (self._shutdown_trigger, self._pool_trigger):
+            if trigger is not None:
+                try:
+                    reactor.removeSystemEventTrigger(trigger)
+                except (ValueError, KeyError):
+                    pass
+        self._shutdown_trigger = self._pool_trigger = None
         # Anything still held (a close that skipped our watchdog) goes now.
         for site in self.sites.values():
             for p in site.held.values():
@@ -860,9 +870,7 @@ class DeboilerPipeline:
             site.held = {}
             site.held_items = 0
             self._flush_learning(site)
-        if self._pool is not None:
-            self._pool.stop()
-            self._pool = None
+        self._stop_pool()
         if self.report_path:
             try:
                 self._write_report()

@@ -31,9 +31,10 @@ class DeboilerSettingsError(ValueError):
 
 
 def _default_threads() -> int:
-    # One thread a core, at most four: cleaning runs in these while the
-    # reactor thread runs Scrapy (benchmarks/bench_fullsize.py).
-    return max(1, min(4, os.cpu_count() or 1))
+    # A core for the reactor thread (Scrapy), the others (at most four) for
+    # cleaning: on 2 cores one cleaning thread crawled faster than two
+    # (benchmarks/bench_fullsize.py; docs/pipeline.md).
+    return max(1, min(4, (os.cpu_count() or 2) - 1))
 
 
 #: Defaults of the DEBOILER_* settings (README, "Scrapy settings").
@@ -52,7 +53,7 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_LEARN": False,
     "DEBOILER_WATCHDOG_INTERVAL": 0.5,
     "DEBOILER_INLINE_MAX_BYTES": 0,
-    "DEBOILER_THREADS": None,  # None: one a core, at most 4
+    "DEBOILER_THREADS": None,  # None: one a core but one, at least 1, at most 4
     "DEBOILER_MODE": "content",
     "DEBOILER_COMMENTS_FIELD": None,
     "DEBOILER_MAX_PAGE_BYTES": Limits.max_bytes,
