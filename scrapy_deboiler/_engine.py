@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CrawlState", "crawl_state", "items_in_pipelines"]
+__all__ = ["CrawlState", "crawl_state", "items_in_pipelines", "scraper_busy"]
 
 logger = logging.getLogger(__name__)
 _warned = False
@@ -71,3 +71,14 @@ def items_in_pipelines(crawler: Any) -> int | None:
         return None if sslot is None else int(sslot.itemproc_size)
     except (AttributeError, TypeError, ValueError):
         return None
+
+
+def scraper_busy(crawler: Any) -> bool:
+    """Whether responses or items are still inside the scraper (a callback
+    to run, items on their way to or through the item pipelines). False
+    when that cannot be read."""
+    try:
+        sslot = crawler.engine.scraper.slot
+        return sslot is not None and (not sslot.is_idle() or sslot.itemproc_size > 0)
+    except (AttributeError, TypeError):
+        return False

@@ -24,7 +24,7 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.python.threadpool import ThreadPool
 
 from ._clean import CleanResult, Page, clean_page
-from ._engine import crawl_state, items_in_pipelines
+from ._engine import crawl_state, scraper_busy
 from ._limits import Limits, Skip, check_page
 from ._model import FitParams, SiteModel
 from ._report import SiteReport, write_report
@@ -184,7 +184,7 @@ class DeboilerPipeline:
         self._warned_bytes_kept = False
         # Items of one response share one parse and one clean.
         self._inflight: dict[str, list[Deferred]] = {}
-        self._results: OrderedDict[str, CleanResult] = OrderedDict()
+        self._results: OrderedDict[str, tuple[CleanResult, SiteModel | None]] = OrderedDict()
         self._results_chars = 0
         self._digests: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
@@ -440,18 +440,18 @@ class DeboilerPipeline:
     async def _clean_now(self, site: _Site, item: Any, key: str, url: str, html: str | bytes,
                          encoding: str | None, notes: list[str]) -> Any:
         try:
-            result = await maybe_deferred_to_future(self._clean_shared(site, key, url, html, encoding))
+            cleaned = await maybe_deferred_to_future(self._clean_shared(site, key, url, html, encoding))
         except Exception as e:
             logger.error("deboiler: cleaning %s failed: %s: %s", url, type(e).__name__, e)
             self._inc("errors")
             return self._unchanged(item, "error", f"{type(e).__name__}: {e}")
-        return self._finish(site, item, result, html, notes)
+        return self._finish(site, item, cleaned, html, notes)
 
     def _clean_shared(self, site: _Site, key: str, url: str, html: str | bytes,
                       encoding: str | None) -> Deferred:
-        """A Deferred of the page's CleanResult: one clean per distinct page,
-        shared by all its items (those in flight wait for it, later ones get
-        it from a small cache)."""
+        """A Deferred of the page's (CleanResult, model it was cleaned with):
+        one clean per distinct page, shared by all its items (those in flight
+        wait for it, later ones get it from a small cache)."""
         hit = self._results.get(key)
         if hit is not None:
             self._results.move_to_end(key)
@@ -486,9 +486,10 @@ class DeboilerPipeline:
                 except Exception:  # learning is optional; the items are not
                     logger.exception("deboiler: learning from %s failed", url)
                     self._inc("errors")
-            self._remember(key, result)
+            cleaned = (result, model)
+            self._remember(key, cleaned)
             for w in self._inflight.pop(key, []):
-                w.callback(result)
+                w.callback(cleaned)
 
         def failed(f: Any) -> None:
             # The job failed, or ``done`` did before answering its waiters.
@@ -502,12 +503,12 @@ class DeboilerPipeline:
         job.addErrback(failed)
         return d
 
-    def _remember(self, key: str, result: CleanResult) -> None:
-        self._results[key] = result
-        self._results_chars += len(result.text) + len(result.html)
+    def _remember(self, key: str, cleaned: tuple[CleanResult, SiteModel | None]) -> None:
+        self._results[key] = cleaned
+        self._results_chars += len(cleaned[0].text) + len(cleaned[0].html)
         while self._results and (len(self._results) > _RESULTS_KEPT
                                  or self._results_chars > _RESULTS_MAX_CHARS):
-            _, old = self._results.popitem(last=False)
+            _, (old, _) = self._results.popitem(last=False)
             self._results_chars -= len(old.text) + len(old.html)
 
     def _absorb(self, site: _Site, key: str, url: str, sigs: frozenset[str]) -> None:
@@ -554,11 +555,12 @@ class DeboilerPipeline:
         site.model = model
         self._save(site, model)
 
-    def _finish(self, site: _Site, item: Any, result: CleanResult, html: str | bytes,
-                notes: list[str] = ()) -> Any:
-        """Write the clean fields; never lose the item. ``notes``: the
-        middleware's, on decoding the response."""
-        model = site.model
+    def _finish(self, site: _Site, item: Any, cleaned: tuple[CleanResult, SiteModel | None],
+                html: str | bytes, notes: list[str] = ()) -> Any:
+        """Write the clean fields; never lose the item. ``cleaned``: the
+        result and the model it was cleaned with (the site's may have
+        changed since); ``notes``: the middleware's, on decoding the response."""
+        result, model = cleaned
         status: dict[str, Any] = {"status": "cleaned" if model else "single_page", "site": site.name,
                                   "html_chars": len(html), "clean_html_chars": len(result.html)}
         if model is not None:
@@ -705,8 +707,8 @@ class DeboilerPipeline:
             self._save(site, model)
             for p, r in zip(pages, results):
                 self._inc("pages_cleaned")
-                self._remember(p.key, r)
-                self._resolve_page(site, p, r)
+                self._remember(p.key, (r, model))
+                self._resolve_page(site, p, (r, model))
             removed = 1 - sum(len(r.html) for r in results) / max(1, sum(len(p.html) for p in pages))
             logger.info("deboiler: fitted %s on %d pages in %.2fs%s: %d boilerplate signatures, "
                         "%.0f%% of HTML removed", site.name or "?", len(pages),
@@ -767,16 +769,17 @@ class DeboilerPipeline:
             pass
         h.waiter.callback(h.item)
 
-    def _resolve_page(self, site: _Site, page: _HeldPage, result: CleanResult) -> None:
+    def _resolve_page(self, site: _Site, page: _HeldPage,
+                      cleaned: tuple[CleanResult, SiteModel | None]) -> None:
         for h in page.items:
-            self._resolve(site, h, result)
+            self._resolve(site, h, cleaned)
 
-    def _resolve(self, site: _Site, h: _Held, result: CleanResult) -> None:
+    def _resolve(self, site: _Site, h: _Held, cleaned: tuple[CleanResult, SiteModel | None]) -> None:
         if h.waiter.called:
             return
         self.held -= 1
         try:
-            item = self._finish(site, h.item, result, h.page.html, h.page.notes)
+            item = self._finish(site, h.item, cleaned, h.page.html, h.page.notes)
         except Exception as e:  # never lose the item
             logger.exception("deboiler: writing %s failed", h.page.url)
             self._inc("errors")
@@ -827,22 +830,23 @@ class DeboilerPipeline:
     def _before_shutdown(self) -> Deferred | None:
         """The reactor is stopping (a second Ctrl-C, ``reactor.stop()``):
         release every held item now and keep the reactor running until the
-        items have left the item pipelines (so feeds get them), for at most
-        ``_SHUTDOWN_WAIT`` seconds."""
+        responses and items inside the scraper have left the item pipelines
+        (so feeds get them), for at most ``_SHUTDOWN_WAIT`` seconds.
+        Downloads still running are not waited for."""
         from twisted.internet import reactor
 
         if self.held:
             self._release_all("shutdown")
-        if not self._inflight and not self.busy and not (items_in_pipelines(self.crawler) or 0):
+        if not self._inflight and not self.busy and not scraper_busy(self.crawler):
             return None
         done: Deferred = Deferred()
         deadline = time.monotonic() + _SHUTDOWN_WAIT
 
         def check() -> None:
-            if self.held:  # came in meanwhile
+            if self.held:  # came in meanwhile (a response whose callback ran)
                 self._release_all("shutdown")
-            left = items_in_pipelines(self.crawler)
-            if (not left and not self._inflight and not self.busy) or time.monotonic() > deadline:
+            idle = not self._inflight and not self.busy and not scraper_busy(self.crawler)
+            if idle or time.monotonic() > deadline:
                 done.callback(None)
             else:
                 reactor.callLater(0.02, check)
