@@ -11,6 +11,7 @@ from collections import Counter
 
 from ._batch import BatchOptions, clean_file, fit_file, open_text
 from ._clean import Page
+from ._content import ContentModelError, default_model
 from ._evaluate import evaluate
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import FitParams
@@ -206,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
             return _inspect(args.file, args.json)
         if args.command == "evaluate":
             return _evaluate(args)
+        if getattr(args, "mode", None) == "content":
+            default_model()  # a broken install fails here, not on every record
         if args.command == "show":
             return _show(args)
         store = SignatureStore(args.signatures) if args.signatures else None
@@ -225,6 +228,6 @@ def main(argv: list[str] | None = None) -> int:
                  totals["records"], totals["cleaned"], totals["single_page"], totals["unchanged"],
                  totals["skipped"], totals["error"], time.perf_counter() - start)
         return 0
-    except (OSError, SignatureFileError, ValueError) as e:
+    except (OSError, SignatureFileError, ValueError, ContentModelError) as e:
         print(f"scrapy-deboiler: error: {e}", file=sys.stderr)
         return 2

@@ -18,8 +18,8 @@ PageSignatures = tuple[str, Iterable[str]]
 
 @dataclass(frozen=True)
 class FitParams:
-    """How a site model is fitted. Defaults were chosen on ../shared/eval
-    (see README, "Choosing the defaults")."""
+    """How a site model is fitted. Defaults were chosen on annotated pages
+    (docs/measurements.md, "Choosing the defaults")."""
 
     #: A pair of neighbours sharing more than this share of their signatures
     #: (intersection over union) is near-identical and gives no evidence.

@@ -21,6 +21,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThread
 
 from ._clean import CleanResult, Page, clean_page
+from ._content import default_model
 from ._engine import crawl_state
 from ._limits import Limits, Skip, check_page
 from ._model import FitParams, SiteModel
@@ -116,7 +117,7 @@ class DeboilerPipeline:
     until the site has enough pages, then its model is fitted in a worker
     thread and saved, and the held items go on cleaned. A watchdog releases
     held items when the crawl would otherwise stall or end with them inside
-    (see ../shared/notes/scrapy-internals.md): every item leaves.
+    (see docs/scrapy-engine.md): every item leaves.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -141,6 +142,11 @@ class DeboilerPipeline:
         self.mode = get("DEBOILER_MODE")
         if self.mode not in ("boilerplate", "content"):
             raise ValueError(f"DEBOILER_MODE must be 'boilerplate' or 'content', not {self.mode!r}")
+        if self.mode == "content":
+            # A missing or broken content model (ContentModelError) stops the
+            # crawl as it opens, before the spider runs, instead of marking
+            # every item ``error``.
+            default_model()
         self.learn = s.getbool("DEBOILER_LEARN", DEFAULTS["DEBOILER_LEARN"])
         self.inline_max = s.getint("DEBOILER_INLINE_MAX_BYTES", DEFAULTS["DEBOILER_INLINE_MAX_BYTES"])
         self.interval = s.getfloat("DEBOILER_WATCHDOG_INTERVAL", DEFAULTS["DEBOILER_WATCHDOG_INTERVAL"])

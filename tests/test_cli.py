@@ -4,18 +4,22 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
 from sitegen import site_pages
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: Commands run from an empty folder: ``python -m`` puts the working folder
+#: on sys.path, and the checkout there would shadow the installed package.
+NEUTRAL = tempfile.mkdtemp(prefix="deboiler-cwd-")
 
 
 def cli(*args, env=None):
     proc = subprocess.run(
         [sys.executable, "-m", "scrapy_deboiler", *map(str, args)],
-        capture_output=True, text=True, cwd=ROOT,
+        capture_output=True, text=True, cwd=NEUTRAL,
         env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000", **(env or {})},
     )
     assert proc.returncode == 0, proc.stderr
@@ -149,7 +153,7 @@ def test_domain_field_groups_pages(tmp_path):
 
 def test_bad_arguments_fail_cleanly(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "scrapy_deboiler", "clean", tmp_path / "missing.jsonl",
-                           tmp_path / "o.jsonl"], capture_output=True, text=True, cwd=ROOT)
+                           tmp_path / "o.jsonl"], capture_output=True, text=True, cwd=NEUTRAL)
     assert proc.returncode == 2 and "missing.jsonl" in proc.stderr and "Traceback" not in proc.stderr
 
 
