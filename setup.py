@@ -89,6 +89,9 @@ setup(
             "parsel>=1.8",
         ],
         "bench": ["deboiler==2023.46.150", "trafilatura>=2,<3"],
+        # benchmarks/score_annotated.py: the metrics and the peers it runs.
+        "eval": ["rouge-score>=0.1.2,<0.2", "nltk>=3.8,<4", "numba>=0.59", "trafilatura>=2,<3",
+                 "readability-lxml>=0.8,<1", "html-text>=0.6,<1"],
         "train": ["numpy>=1.24", "scikit-learn>=1.3,<2"],
     },
     ext_modules=extensions(),
