@@ -75,15 +75,23 @@ setup(
     install_requires=[
         "lxml>=5.0,<7",
         "w3lib>=2.1,<3",
+        # The CLI: fast JSON, .zst files, progress on a terminal.
+        "orjson>=3.9,<4",
+        "zstandard>=0.22,<1",
+        "tqdm>=4.60,<5",
     ],
     extras_require={
         "scrapy": ["scrapy>=2.14,<3", "itemadapter>=0.8", "parsel>=1.8"],
+        # Crawl archives: WARC (FastWARC) and ARC (warcio).
+        "warc": ["fastwarc>=0.14,<3", "warcio>=1.7,<2"],
         "test": [
             "pytest>=8,<10",
             "pytest-twisted>=1.14,<2",
             "hypothesis>=6,<7",
             "selenium>=4.20,<5",
             "build>=1.2,<2",
+            "fastwarc>=0.14,<3",
+            "warcio>=1.7,<2",
             "scrapy>=2.14,<3",
             "itemadapter>=0.8",
             "parsel>=1.8",
