@@ -79,6 +79,8 @@ setup(
         "orjson>=3.9,<4",
         "zstandard>=0.22,<1",
         "tqdm>=4.60,<5",
+        # Faster gzip where it has wheels (the CLI falls back to zlib).
+        'isal>=1.6,<2; platform_machine in "x86_64 AMD64 aarch64 arm64"',
     ],
     extras_require={
         "scrapy": ["scrapy>=2.14,<3", "itemadapter>=0.8", "parsel>=1.8"],
@@ -92,6 +94,7 @@ setup(
             "build>=1.2,<2",
             "fastwarc>=0.14,<3",
             "warcio>=1.7,<2",
+            "markdown-it-py>=3,<5",
             "scrapy>=2.14,<3",
             "itemadapter>=0.8",
             "parsel>=1.8",

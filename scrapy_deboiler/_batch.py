@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ._clean import Page, clean_page
-from ._files import GZIP_LEVEL, dumps, loads, open_binary, read_lines
+from ._files import GZIP_LEVEL, DamagedInput, dumps, loads, open_binary, read_lines
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import FitParams
 from ._sitedb import SiteDB, SiteState
@@ -40,7 +40,7 @@ from ._store import SignatureFileError, SignatureStore
 from ._urls import site_of_url
 from ._warc import ArchiveError, archive_pages, is_archive
 
-__all__ = ["ArchiveError", "BatchOptions", "SiteState", "clean_file", "clean_record", "fit_file", "site_of"]
+__all__ = ["ArchiveError", "BatchOptions", "DamagedInput", "SiteState", "clean_file", "clean_record", "fit_file", "site_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +77,8 @@ class BatchOptions:
     #: model caches); 80 % of it, at most, for parsed pages.
     max_memory: int = 1024 * 1024 * 1024
     gzip_level: int = GZIP_LEVEL
+    #: Also write ``clean_markdown``: what was kept, as CommonMark.
+    markdown: bool = False
     #: Show progress on stderr when it is a terminal.
     progress: bool = True
 
@@ -152,7 +154,7 @@ def clean_record(record: Any, options: BatchOptions, state: SiteState | Callable
     try:
         if page is None:
             page = Page(html, url, encoding, scheme=options.params.scheme, limits=options.limits)
-        result = clean_page(page, state.model, mode=options.mode)
+        result = clean_page(page, state.model, mode=options.mode, markdown=options.markdown)
     except Exception as e:  # a bug must cost one record, not the run
         logger.exception("cleaning %s failed", url)
         out["deboiler"] = {"status": "error", "reason": f"{type(e).__name__}: {e}"}
@@ -171,6 +173,8 @@ def clean_record(record: Any, options: BatchOptions, state: SiteState | Callable
         status["notes"] = result.notes
     out["clean_text"] = result.text
     out["clean_html"] = result.html
+    if options.markdown:
+        out["clean_markdown"] = result.markdown
     if options.comments_field:
         out[options.comments_field] = result.comments
     out["deboiler"] = status
@@ -384,8 +388,8 @@ class _Run:
     records: int = 0
     first_unkept: list[int] = field(default_factory=list)
     archive: Counter = field(default_factory=Counter)
-    #: The archive could not be read to its end (pages before it are good).
-    damage: ArchiveError | None = None
+    #: The input could not be read to its end (pages before it are good).
+    damage: DamagedInput | None = None
 
     def __post_init__(self) -> None:
         # Model caches get a tenth of the bound (a signature costs ~100 bytes).
@@ -444,7 +448,7 @@ class _Run:
                 if len(batch) == BATCH:
                     yield message()
                     batch, b = [], b + 1
-        except ArchiveError as e:  # the pages before the damage still count
+        except DamagedInput as e:  # the pages before the damage still count
             self.damage = e
         if batch:
             yield message()
@@ -516,8 +520,9 @@ def clean_file(src: str | os.PathLike, dst: str | os.PathLike, options: BatchOpt
                store: SignatureStore | None = None) -> dict[str, int]:
     """Every input record gives one output record, in order. Returns counts
     by status (and ``records``; for archives, ``archive/<kind>`` counts of
-    the records left out). A truncated archive raises ``ArchiveError`` after
-    the records before the damage are written."""
+    the records left out). A truncated input raises ``DamagedInput``
+    (``ArchiveError`` for archives) after the records before the damage are
+    written."""
     run = _Run(options, store, refit=False)
     totals = Counter({"records": 0, "cleaned": 0, "single_page": 0, "unchanged": 0, "skipped": 0, "error": 0})
     try:

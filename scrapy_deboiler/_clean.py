@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from ._content import select_content
+from ._content import _is_hidden, select_content
 from ._limits import DEFAULT_LIMITS, Limits, Skip, check_page
 from ._loading import empty_root, parse_html
+from ._markdown import content_tree, tree_markdown
 from ._model import FitParams, SiteModel
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import tree_text
@@ -76,6 +77,8 @@ class CleanResult:
     skipped: Skip | None = None
     #: With ``explain``: (signature, start of its text) of each removed subtree.
     removed_blocks: list[tuple[str, str]] = field(default_factory=list)
+    #: With ``markdown``: what was kept, as CommonMark (``_markdown``).
+    markdown: str = ""
 
 
 def _drop(el: etree._Element) -> None:
@@ -165,13 +168,15 @@ def boilerplate_of(page: Page, model: SiteModel | None, content: bool = False,
 
 def clean_page(
     page: Page, model: SiteModel | None, *, want_html: bool = True, mode: str = "boilerplate",
-    explain: bool = False,
+    explain: bool = False, markdown: bool = False,
 ) -> CleanResult:
     """Remove the model's boilerplate subtrees from ``page``; keep the rest
     exactly (attributes, tails, order). With no model nothing is removed.
 
     ``mode="content"`` then keeps only the main content's text blocks
     (``_content``), with or without a model; its HTML holds those blocks.
+    ``markdown`` also renders what is kept as Markdown, with the page's
+    own structure (links, lists, tables ...).
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -188,13 +193,18 @@ def clean_page(
     page.signed = SignedTree()
     if mode == "content":
         # The block walk skips boilerplate subtrees itself: no tree surgery.
-        text, html, comments = select_content(page.root, skip=set(dropped), near=near)
+        kept: list | None = [] if markdown else None
+        text, html, comments = select_content(page.root, skip=set(dropped), near=near, kept_out=kept)
+        md = ""
+        if kept is not None:
+            md = tree_markdown(content_tree(page.root, set(kept), set(dropped), _is_hidden))
         return CleanResult(text, html if want_html else "", removed, list(page.notes), comments,
-                           removed_blocks=blocks)
+                           removed_blocks=blocks, markdown=md)
     for el in dropped:
         _drop(el)
     html = etree.tostring(page.root, method="html", encoding="unicode") if want_html else ""
-    return CleanResult(tree_text(page.root), html, removed, list(page.notes), removed_blocks=blocks)
+    return CleanResult(tree_text(page.root), html, removed, list(page.notes), removed_blocks=blocks,
+                       markdown=tree_markdown(page.root) if markdown else "")
 
 
 def fit_and_clean(

@@ -9,7 +9,7 @@ import sys
 import time
 from collections import Counter
 
-from ._batch import ArchiveError, BatchOptions, clean_file, fit_file
+from ._batch import BatchOptions, DamagedInput, clean_file, fit_file
 from ._files import open_text
 from ._clean import Page
 from ._content import ContentModelError, default_model
@@ -44,6 +44,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="memory the run may keep between its passes: parsed pages (parsed once while "
                         "they fit), model caches (default: %(default)s)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
+    p.add_argument("--markdown", action="store_true",
+                   help="also write clean_markdown: what was kept, as CommonMark with its links, lists, tables")
 
 
 def _options(args: argparse.Namespace) -> BatchOptions:
@@ -60,6 +62,7 @@ def _options(args: argparse.Namespace) -> BatchOptions:
         limits=Limits(max_bytes=args.max_page_bytes, max_elements=args.max_page_elements),
         max_memory=max(1, args.max_memory) * 1024 * 1024,
         progress=not args.no_progress,
+        markdown=args.markdown,
     )
 
 
@@ -230,8 +233,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         try:
             totals = clean_file(args.input, args.output, options, store)
-        except ArchiveError as e:
-            print(f"scrapy-deboiler: error: {e}; the output holds the records read before it", file=sys.stderr)
+        except DamagedInput as e:
+            print(f"scrapy-deboiler: error: {e}; the output holds their records", file=sys.stderr)
             return 1
         log.info("%d records: %d cleaned, %d single pages, %d unchanged, %d skipped, %d errors (%.1fs)",
                  totals["records"], totals["cleaned"], totals["single_page"], totals["unchanged"],
@@ -242,6 +245,6 @@ def main(argv: list[str] | None = None) -> int:
                      "non-2xx status, %d not HTML", left_out.get("records", 0), left_out.get("html", 0),
                      left_out.get("not_response", 0), left_out.get("status", 0), left_out.get("not_html", 0))
         return 0
-    except (OSError, SignatureFileError, ValueError, ContentModelError, ArchiveError) as e:
+    except (OSError, SignatureFileError, ValueError, ContentModelError, DamagedInput) as e:
         print(f"scrapy-deboiler: error: {e}", file=sys.stderr)
         return 2

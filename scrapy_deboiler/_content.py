@@ -591,12 +591,15 @@ def _block_table(root: etree._Element, skip: set | frozenset, near: set | frozen
 
 def select_content(root: etree._Element, model: ContentModel | None = None,
                    skip: set | frozenset = frozenset(),
-                   near: set | frozenset = frozenset()) -> tuple[str, str, str]:
+                   near: set | frozenset = frozenset(), kept_out: list | None = None) -> tuple[str, str, str]:
     """(text, html, comments) of the blocks the model keeps, in document
     order, leaving out the subtrees in ``skip``. ``comments``: the blocks
-    not kept inside an element whose class or id says comment."""
+    not kept inside an element whose class or id says comment. The kept
+    blocks' elements are added to ``kept_out`` (for Markdown)."""
     blocks, _, flags = judge_blocks(root, model, skip, near)
     kept = [b for b, k in zip(blocks, flags) if k]
+    if kept_out is not None:
+        kept_out.extend(b.element for b in kept)
     comment_bit = _HINT_BIT["comment"]
     comments = "\n".join(b.text for b, k in zip(blocks, flags) if not k and b.hints & comment_bit)
     text = "\n".join(b.text for b in kept)

@@ -16,6 +16,8 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from ._files import DamagedInput
+
 __all__ = ["ArchiveError", "archive_pages", "is_archive"]
 
 _SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
@@ -26,7 +28,7 @@ _SNIFF = re.compile(rb"<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>]", re.I)
 _LENGTH = re.compile(rb"\r?\ncontent-length:[ \t]*(\d+)", re.I)
 
 
-class ArchiveError(Exception):
+class ArchiveError(DamagedInput):
     """The archive cannot be read on (truncated or corrupt): the pages read
     before it are good."""
 

@@ -167,3 +167,22 @@ def test_zstd_in_and_out_and_a_small_memory_bound_change_nothing(tmp_path):
         with zstandard.ZstdDecompressor().stream_reader(open(tmp_path / "b.jsonl.zst", "rb")) as f:
             assert f.read() == (tmp_path / "a.jsonl").read_bytes()
     assert shutil.which("wget")  # the WARC tests' crawler is installed
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".zst"])
+def test_a_truncated_compressed_json_lines_file_keeps_the_records_before_the_cut(tmp_path, suffix):
+    import zstandard
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    from sitegen import site_pages
+
+    # Big enough for several zstd blocks (128 KB each): a cut keeps some.
+    recs = [{"id": f"{k}/{i}", "url": u, "html": h} for k in range(8)
+            for i, (u, h, _) in enumerate(site_pages(f"s{k}.example", 20, paragraphs=20))]
+    data = "".join(json.dumps(r) + "\n" for r in recs).encode()
+    packed = gzip.compress(data) if suffix == ".gz" else zstandard.ZstdCompressor().compress(data)
+    (tmp_path / f"in.jsonl{suffix}").write_bytes(packed[: len(packed) * 2 // 3])
+    proc = run_cli("clean", tmp_path / f"in.jsonl{suffix}", tmp_path / "out.jsonl")
+    assert proc.returncode == 1 and "truncated or corrupt" in proc.stderr and "Traceback" not in proc.stderr
+    out = read(tmp_path / "out.jsonl")
+    assert 0 < len(out) < len(recs) and [o["id"] for o in out] == [r["id"] for r in recs[: len(out)]]
