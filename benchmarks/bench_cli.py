@@ -7,7 +7,8 @@ Each system is a fresh process reading the same gzip JSON Lines file of pages
 (sites with 5+ pages) and, where it writes, gzip JSON Lines out:
 
 - ``lxml parse only``: read, decode the JSON, parse every page with lxml (the
-  floor for anything that parses the pages);
+  floor for anything that parses the pages; with the same gzip and JSON
+  libraries as the CLI, as have the peers);
 - ``scrapy-deboiler clean`` in content and boilerplate mode (``--domain-field
   domain``), with ``--jobs 1`` and ``--jobs 2``, and over the same pages as a
   gzip WARC file (when ``warcio`` is installed);
@@ -39,48 +40,54 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 
-PARSE_ONLY = """
-import gzip, json, sys
+# Every system reads (and writes) through the same fast I/O as the CLI
+# (isal's gzip, orjson), so the ratios compare the work on the pages.
+IO = """
+import sys
+import orjson
+try:
+    from isal import igzip as gzip
+except ImportError:
+    import gzip
+"""
+
+PARSE_ONLY = IO + """
 from lxml import etree
-n = 0
-with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f:
+with gzip.open(sys.argv[1], "rb") as f:
     for line in f:
-        html = json.loads(line)["html"]
+        html = orjson.loads(line)["html"]
         etree.fromstring(html.encode("utf-8"), etree.HTMLParser(encoding="utf-8"))
-        n += 1
 """
 
-TRAFILATURA = """
-import gzip, json, sys
+TRAFILATURA = IO + """
 import trafilatura
-with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f, gzip.open(sys.argv[2], "wt", encoding="utf-8") as out:
+with gzip.open(sys.argv[1], "rb") as f, gzip.open(sys.argv[2], "wb") as out:
     for line in f:
-        r = json.loads(line)
+        r = orjson.loads(line)
         text = trafilatura.extract(r.pop("html"), include_comments=False) or ""
-        out.write(json.dumps({**r, "clean_text": text}, ensure_ascii=False) + "\\n")
+        out.write(orjson.dumps({**r, "clean_text": text}) + b"\\n")
 """
 
-DEBOILER = """
-import contextlib, gzip, json, logging, os, sys
+DEBOILER = IO + """
+import contextlib, logging, os
 from collections import defaultdict
 from deboiler import Deboiler
 from deboiler.dataset import ListDataset
 logging.getLogger().setLevel(logging.WARNING)
 sites = defaultdict(list)
-with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f:
+with gzip.open(sys.argv[1], "rb") as f:
     for line in f:
-        r = json.loads(line)
+        r = orjson.loads(line)
         sites[r["domain"]].append({"url": r["url"], "content": r["html"], "status": 200,
                                    "content_type": "text/html"})
-with gzip.open(sys.argv[2], "wt", encoding="utf-8") as out, open(os.devnull, "w") as null, \\
-        contextlib.redirect_stderr(null):
+with gzip.open(sys.argv[2], "wb") as out, open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
     for domain, records in sites.items():
         try:  # deboiler aborts a site on some pages
             data = ListDataset(records, verbose=False)
             d = Deboiler(n_processes=1, operation_mode="memory", domain=domain)
             d.fit(data)
             for page in d.transform(data):
-                out.write(json.dumps({"url": page.url, "clean_text": page.text}) + "\\n")
+                out.write(orjson.dumps({"url": page.url, "clean_text": page.text}) + b"\\n")
         except Exception:
             pass
 """
@@ -91,7 +98,9 @@ def has(module: str) -> bool:
 
 
 def run(cmd: list[str]) -> tuple[float, float, float]:
-    """(CPU seconds, wall seconds, peak RSS MiB) of one process and its children."""
+    """(CPU seconds, wall seconds, peak RSS MiB) of one process and its
+    children. Linux counts a child's peak RSS from the parent's at fork, so
+    this process stays small: the pages are prepared in a child of their own."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -153,11 +162,22 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="copies of the pages under new hosts")
     ap.add_argument("--systems", help="only these (comma-separated names as printed)")
     ap.add_argument("--json")
+    ap.add_argument("--prepare", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.prepare:  # in a child, so this process stays small (see run())
+        folder = args.prepare
+        n = write_pages(os.path.join(folder, "pages.jsonl.gz"), args.data, args.min_site_pages, args.repeat)
+        write_warc(os.path.join(folder, "pages.jsonl.gz"), os.path.join(folder, "pages.warc.gz"))
+        with open(os.path.join(folder, "count"), "w") as f:
+            f.write(str(n))
+        return
     tmp = tempfile.mkdtemp(prefix="bench-cli-")
     try:
+        subprocess.run([sys.executable, __file__, "--data", args.data, "--min-site-pages", str(args.min_site_pages),
+                        "--repeat", str(args.repeat), "--prepare", tmp], check=True)
+        with open(os.path.join(tmp, "count")) as f:
+            n = int(f.read())
         pages = os.path.join(tmp, "pages.jsonl.gz")
-        n = write_pages(pages, args.data, args.min_site_pages, args.repeat)
         out = os.path.join(tmp, "out.jsonl.gz")
         cli = [os.path.join(os.path.dirname(sys.executable), "scrapy-deboiler"), "clean"]
         systems: dict[str, list[str]] = {"lxml parse only": [sys.executable, "-c", PARSE_ONLY, pages]}
@@ -166,7 +186,7 @@ def main() -> None:
                 systems[f"{mode} --jobs {jobs}"] = [*cli, pages, out, "--domain-field", "domain",
                                                     "--mode", mode, "--jobs", str(jobs)]
         warc = os.path.join(tmp, "pages.warc.gz")
-        if write_warc(pages, warc):
+        if os.path.exists(warc):
             systems["content, WARC in"] = [*cli, warc, out, "--mode", "content"]
             systems["content, JSONL in, by host"] = [*cli, pages, out, "--mode", "content"]
         if has("trafilatura"):

@@ -364,7 +364,13 @@ class _Progress:
         if options.progress and sys.stderr.isatty():
             from tqdm import tqdm
 
-            self.bar = tqdm(desc=desc, total=total, unit=" pages", dynamic_ncols=True, smoothing=0.1)
+            try:  # a terminal that reports no size (0 x 0) would hide the bar
+                size = os.get_terminal_size(sys.stderr.fileno())
+                sized = size.columns > 0 and size.lines > 0
+            except OSError:
+                sized = False
+            self.bar = tqdm(desc=desc, total=total, unit=" pages", smoothing=0.1, file=sys.stderr,
+                            dynamic_ncols=sized, ncols=None if sized else 100, nrows=None if sized else 24)
 
     def update(self, n: int, **post: Any) -> None:
         if self.bar is not None:

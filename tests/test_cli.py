@@ -171,3 +171,33 @@ def test_content_mode_leaves_comments_out_and_can_keep_them(tmp_path):
         assert said and not any(c in out["clean_text"] for c in said)
         assert all(c in out["comments"] for c in said)
         assert "Trending now" not in out["clean_text"] and "Read more" not in out["clean_text"]
+
+
+@pytest.mark.parametrize("size", [(0, 0), (40, 120)])
+def test_progress_shows_on_a_terminal_only(tmp_path, size):
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    write(tmp_path / "in.jsonl", records())
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", *size, 0, 0))
+    proc = subprocess.Popen([sys.executable, "-m", "scrapy_deboiler", "clean", tmp_path / "in.jsonl",
+                             tmp_path / "out.jsonl"], stderr=slave, stdout=subprocess.DEVNULL, cwd=NEUTRAL)
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the terminal closed: the command ended
+            break
+        if not chunk:
+            break
+        shown += chunk
+    assert proc.wait(timeout=60) == 0
+    os.close(master)
+    text = shown.decode(errors="replace")
+    assert "reading" in text and "cleaning" in text and "pages/s" in text and "sites=3" in text
+    quiet = cli("clean", tmp_path / "in.jsonl", tmp_path / "out2.jsonl").stderr
+    assert "pages/s" not in quiet and "\r" not in quiet
