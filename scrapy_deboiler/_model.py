@@ -65,6 +65,7 @@ class SiteModel:
     skipped_pairs: int = 0
     support: dict[str, int] = field(default_factory=dict)
     _boilerplate: frozenset[str] | None = field(default=None, repr=False, compare=False)
+    _near: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def fit(cls, pages: Iterable[PageSignatures], params: FitParams | None = None) -> "SiteModel":
@@ -120,7 +121,17 @@ class SiteModel:
         if self._boilerplate is None:
             t = self.threshold
             self._boilerplate = frozenset(s for s, n in self.support.items() if n >= t)
+            self._near = None
         return self._boilerplate
+
+    @property
+    def near_boilerplate(self) -> frozenset[str]:
+        """Signatures some neighbour pairs share, too few to be boilerplate:
+        content mode's hint (computed once, not per page)."""
+        bp = self.boilerplate
+        if self._near is None:
+            self._near = frozenset(self.support.keys() - bp)
+        return self._near
 
     def with_params(self, **changes) -> "SiteModel":
         """The same evidence judged with other thresholds."""

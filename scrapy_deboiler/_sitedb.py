@@ -139,8 +139,7 @@ class SiteDB:
                 continue
             rows = db.execute("SELECT url, sigs FROM samples WHERE site = ? ORDER BY key LIMIT ?",
                               (site, max_fit_pages)).fetchall()
-            model = SiteModel.fit(((url, [sigs[i:i + 8].hex() for i in range(0, len(sigs), 8)])
-                                   for url, sigs in rows), params)
+            model = SiteModel.fit(((url, _unpack(sigs)) for url, sigs in rows), params)
             save(site, model)
             db.execute("UPDATE sites SET source = 'fitted', model = ? WHERE site = ?", (_dump(site, model), site))
             totals["fitted"] += 1
@@ -170,6 +169,13 @@ class SiteDB:
             _, old = self._cache.popitem(last=False)
             self._cached_signatures -= len(old.model.support) if old.model is not None else 0
         return state
+
+
+def _unpack(packed: bytes) -> list[str]:
+    """8-byte signatures as the model's 16 hex digits (slicing one hex
+    string is 2x faster than hex() of each slice)."""
+    h = packed.hex()
+    return [h[i:i + 16] for i in range(0, len(h), 16)]
 
 
 def _dump(site: str, model: SiteModel) -> str:
