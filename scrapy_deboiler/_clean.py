@@ -14,6 +14,7 @@ from ._loading import empty_root, parse_html
 from ._markdown import content_tree, tree_markdown
 from ._model import FitParams, SiteModel
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
+from ._text import drop as _drop
 from ._text import tree_text
 
 __all__ = ["MODES", "Page", "CleanResult", "clean_page", "fit_and_clean"]
@@ -80,21 +81,6 @@ class CleanResult:
     removed_blocks: list[tuple[str, str]] = field(default_factory=list)
     #: With ``markdown``: what was kept, as CommonMark (``_markdown``).
     markdown: str = ""
-
-
-def _drop(el: etree._Element) -> None:
-    """Detach ``el`` with its subtree but keep its tail text in place."""
-    parent = el.getparent()
-    if parent is None:
-        return
-    tail = el.tail
-    if tail:
-        prev = el.getprevious()
-        if prev is not None:
-            prev.tail = (prev.tail or "") + tail
-        else:
-            parent.text = (parent.text or "") + tail
-    parent.remove(el)
 
 
 MODES = ("boilerplate", "content")

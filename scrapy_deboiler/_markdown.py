@@ -15,7 +15,7 @@ import re
 
 from lxml import etree
 
-from ._text import BLOCK_TAGS, SKIP_TAGS
+from ._text import BLOCK_TAGS, SKIP_TAGS, drop
 
 __all__ = ["content_tree", "tree_markdown"]
 
@@ -397,7 +397,7 @@ def content_tree(root: etree._Element, kept: set, skip: set | frozenset = frozen
             if keep:
                 todo.append((c, owner_kept))
             else:
-                _remove(c)
+                drop(c)
     # Elements left without text (or an image with alt text), innermost first.
     for el in reversed(list(root.iter())):
         if el is root:
@@ -406,19 +406,5 @@ def content_tree(root: etree._Element, kept: set, skip: set | frozenset = frozen
             continue
         if el.tag in ("br", "hr") or len(el) or (el.text and el.text.strip()):
             continue
-        _remove(el)
+        drop(el)
     return root
-
-
-def _remove(el: etree._Element) -> None:
-    parent = el.getparent()
-    if parent is None:
-        return
-    tail = el.tail
-    if tail:
-        prev = el.getprevious()
-        if prev is not None:
-            prev.tail = (prev.tail or "") + tail
-        else:
-            parent.text = (parent.text or "") + tail
-    parent.remove(el)
