@@ -207,7 +207,15 @@ class _Work:
                     self.kept[index] = clean_record(record, options, SiteState())
                 continue
             url, html, encoding = got
-            page = Page(html, url, encoding, scheme=options.params.scheme, limits=options.limits)
+            try:
+                page = Page(html, url, encoding, scheme=options.params.scheme, limits=options.limits)
+            except Exception as e:  # a bug must cost one record, not the run
+                logger.exception("reading %s failed", url)
+                infos.append(None)
+                if n < keep:
+                    self.kept[index] = {**_output_fields(record, options),
+                                        "deboiler": {"status": "error", "reason": f"{type(e).__name__}: {e}"}}
+                continue
             infos.append((site_of(record, options), url, bytes.fromhex("".join(sorted(page.signatures)))))
             if n < keep:  # the HTML is parsed already; its type says archive or not
                 record[options.html_field] = b"" if isinstance(html, bytes) else ""

@@ -201,3 +201,27 @@ def test_progress_shows_on_a_terminal_only(tmp_path, size):
     assert "reading" in text and "cleaning" in text and "pages/s" in text and "sites=3" in text
     quiet = cli("clean", tmp_path / "in.jsonl", tmp_path / "out2.jsonl").stderr
     assert "pages/s" not in quiet and "\r" not in quiet
+
+
+@pytest.mark.parametrize("max_memory", [1 << 30, 1])
+def test_a_page_that_fails_to_load_costs_one_record(tmp_path, monkeypatch, max_memory):
+    from scrapy_deboiler import _batch
+
+    real = _batch.Page
+
+    def flaky(html, url, *args, **kwargs):
+        if url.endswith("/0003.html"):
+            raise RuntimeError("boom")
+        return real(html, url, *args, **kwargs)
+
+    monkeypatch.setattr(_batch, "Page", flaky)
+    recs = records()
+    write(tmp_path / "in.jsonl", recs)
+    totals = _batch.clean_file(tmp_path / "in.jsonl", tmp_path / "out.jsonl",
+                               _batch.BatchOptions(max_memory=max_memory, progress=False))
+    out = read(tmp_path / "out.jsonl")
+    assert [o["id"] for o in out] == [r["id"] for r in recs] and totals["records"] == len(recs)
+    failed = [o for o in out if o["deboiler"]["status"] == "error"]
+    assert {o["url"].rsplit("/", 1)[1] for o in failed} == {"0003.html"}
+    assert all(o["deboiler"]["reason"] == "RuntimeError: boom" and "html" not in o for o in failed)
+    assert all(o["clean_text"] for o in out if o["deboiler"]["status"] != "error")
