@@ -1,6 +1,6 @@
-"""Fuzz fitting and cleaning with mutated real pages (../shared/eval).
+"""Fuzz fitting and cleaning with mutated real pages (annotated pages, --data).
 
-    python benchmarks/fuzz_eval.py [--rounds 3] [--seed 0]
+    python benchmarks/fuzz_eval.py --data DEV.jsonl.gz [--rounds 3] [--seed 0]
 
 Each round mutates every page of the evaluation file a few times (cut,
 repeat, insert random bytes or markup, overwrite, truncate; the same edits
@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 from scrapy_deboiler import Page, SiteModel, clean_page  # noqa: E402
 
-from bench_core import DEFAULT_DATA  # noqa: E402
+from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 
 SNIPPETS = [b"<", b">", b"</div>", b"<div>" * 50, b"<table><tr><td>", b"\x00", b"\xff\xfe",
             b"<!--", b"<![CDATA[", b"&#xD800;", b"&#0;", b"<script>", b"\x0c", b"\xef\xbf\xbe",
@@ -53,7 +53,7 @@ def mutate(rng: random.Random, page: bytes) -> bytes:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=DEFAULT_DATA)
+    ap.add_argument("--data", default=DEFAULT_DATA, required=DEFAULT_DATA is None, help=DATA_HELP)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()

@@ -2,9 +2,8 @@
 k pages of each site (in a fixed pseudo-random order, as a crawl would meet
 them), clean all of the site's pages, write one prediction file per k.
 
-    python benchmarks/min_pages_eval.py OUTDIR [--k 2,3,5,8,10] [--min-site-pages 10]
-    python ../shared/eval/score.py ../shared/eval/data/dev.jsonl.gz k2=OUTDIR/k2.jsonl.gz ... \
-        --min-domain-pages 10 --metric rougelsum
+    python benchmarks/min_pages_eval.py OUTDIR --data DEV.jsonl.gz [--k 2,3,5,8,10] [--min-site-pages 10]
+    python benchmarks/score_annotated.py DEV.jsonl.gz k2=OUTDIR/k2.jsonl.gz ... --min-site-pages 10
 """
 
 from __future__ import annotations
@@ -20,13 +19,13 @@ from hashlib import blake2b
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from scrapy_deboiler import Page, SiteModel, clean_page  # noqa: E402
 
-from bench_core import DEFAULT_DATA  # noqa: E402
+from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
-    ap.add_argument("--data", default=DEFAULT_DATA)
+    ap.add_argument("--data", default=DEFAULT_DATA, required=DEFAULT_DATA is None, help=DATA_HELP)
     ap.add_argument("--k", default="2,3,5,8,10")
     ap.add_argument("--min-site-pages", type=int, default=10)
     args = ap.parse_args()

@@ -1,7 +1,7 @@
 """Predictions on the evaluation pages for one configuration, to score with
-../shared/eval/score.py (README, "Choosing the defaults").
+benchmarks/score_annotated.py (docs/measurements.md, "Choosing the defaults").
 
-    python benchmarks/predict_eval.py OUT.jsonl.gz [--min-support N]
+    python benchmarks/predict_eval.py OUT.jsonl.gz --data DEV.jsonl.gz [--min-support N]
         [--window N] [--deboiler-candidates] [--no-templates]
 """
 
@@ -18,13 +18,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from scrapy_deboiler import FitParams, SignatureScheme, fit_and_clean  # noqa: E402
 from scrapy_deboiler._signatures import DEBOILER_CANDIDATES  # noqa: E402
 
-from bench_core import DEFAULT_DATA  # noqa: E402
+from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
-    ap.add_argument("--data", default=DEFAULT_DATA)
+    ap.add_argument("--data", default=DEFAULT_DATA, required=DEFAULT_DATA is None, help=DATA_HELP)
     ap.add_argument("--min-support", type=int, default=FitParams.min_support)
     ap.add_argument("--window", type=int, default=FitParams.window)
     ap.add_argument("--deboiler-candidates", action="store_true")

@@ -2,7 +2,7 @@
 cross-validation split by site, and write scrapy_deboiler/content_model.json.
 
     pip install -e ".[train]"     # numpy, scikit-learn
-    python benchmarks/train_content.py [--model trees|linear] [--folds 5] [--cv-out F]
+    python benchmarks/train_content.py --data DEV.jsonl.gz [--model trees|linear] [--folds 5] [--cv-out F]
 
 ``trees``: gradient-boosted trees (scikit-learn's HistGradientBoosting,
 deterministic with a fixed seed) exported as flat arrays that
@@ -12,7 +12,8 @@ Weights: every page counts the same. Labels: a block is content when its words a
 (as a phrase for blocks under 20 words, 80 % of its tokens for longer ones).
 Pages of sites with 5+ pages are first cleaned with a site model fitted on
 them; others are used as single pages. ``--cv-out`` writes out-of-fold
-predictions (no page is scored by a model that saw its site) for score.py.
+predictions (no page is scored by a model that saw its site) for
+benchmarks/score_annotated.py.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 from scrapy_deboiler import Page, SiteModel  # noqa: E402
 from scrapy_deboiler._clean import boilerplate_of  # noqa: E402
 from scrapy_deboiler._content import (  # noqa: E402
-    _TOKEN, ContentModel, block_features, keep, place_keys, second_pass, smooth, visible_blocks)
+    _TOKEN, FEATURE_COUNT, MODEL_FORMAT, MODEL_VERSION, ContentModel, block_features, keep, place_keys, second_pass, smooth, visible_blocks)
 
-from bench_core import DEFAULT_DATA  # noqa: E402
+from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 
 OUT = os.path.join(HERE, "..", "scrapy_deboiler", "content_model.json")
 
@@ -151,7 +152,7 @@ def train_trees(pages, n_trees: int, depth: int, rate: float) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=DEFAULT_DATA)
+    ap.add_argument("--data", default=DEFAULT_DATA, required=DEFAULT_DATA is None, help=DATA_HELP)
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--min-site-pages", type=int, default=5)
     ap.add_argument("--cv-out")
@@ -182,7 +183,8 @@ def main() -> None:
             scores_out.close()
     model = train(pages)
     model["about"] = (f"content-mode block model ({args.model}), made by benchmarks/train_content.py "
-                      "on ../shared/eval dev pages")
+                      "on annotated pages (see README, Quality)")
+    model.update(format=MODEL_FORMAT, version=MODEL_VERSION, features=FEATURE_COUNT)
     with open(OUT, "w", encoding="utf-8") as f:
         json.dump(model, f, sort_keys=True, separators=(",", ":"))
         f.write("\n")

@@ -9,7 +9,10 @@ from __future__ import annotations
 import argparse
 import html
 import random
+import re
+import struct
 import threading
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 WORDS = (
@@ -97,7 +100,7 @@ class DemoSite:
             body = f"""<article><p class="kicker">{sec.title()}</p><h1>{html.escape(t)}</h1>
 <p class="byline">By {rng.choice(NAMES)} {rng.choice(NAMES)}son &middot; <time>{rng.randint(1, 28)} March 2026</time></p>
 <div class="share"><a href="#">Share</a> <a href="#">Tweet</a> <a href="#">Email</a></div>
-<figure><img src="/img/{i}.jpg" alt=""><figcaption>{sentence(rng, 6, 12)}</figcaption></figure>
+<figure><img src="/img/{i}.png" alt=""><figcaption>{sentence(rng, 6, 12)}</figcaption></figure>
 {"".join(f"<p>{paragraph(rng)}</p>" for _ in range(rng.randint(4, 8)))}
 </article><section class="related"><h2>Read more</h2><ul>{related}</ul></section>{comments(rng, rng.randint(1, 4))}"""
             self.pages[url] = page(body, t, sec)
@@ -198,19 +201,39 @@ Made with butter and patience.</div></div></body></html>"""
 
 
 SITES = ("news", "recipes", "docs")
+STYLE = "body { font-family: Georgia, serif; max-width: 60em; margin: auto }\n"
+
+
+def png(seed: int) -> bytes:
+    """A small PNG picture (8 x 8, one colour), for the pages' images."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rgb = bytes(((seed * 67) % 256, (seed * 131) % 256, (seed * 29) % 256))
+    raw = b"".join(b"\0" + rgb * 8 for _ in range(8))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 8, 8, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 
 class _Handler(BaseHTTPRequestHandler):
     site: DemoSite
 
     def do_GET(self) -> None:  # noqa: N802
-        body = self.site.pages.get(self.path.split("?")[0].split("#")[0])
-        if body is None:
+        path = self.path.split("?")[0].split("#")[0]
+        body = self.site.pages.get(path)
+        kind = "text/html; charset=utf-8"
+        data = body.encode("utf-8") if body is not None else None
+        if path == "/robots.txt":
+            data, kind = b"User-agent: *\nAllow: /\n", "text/plain; charset=utf-8"
+        elif path.startswith("/static/") and path.endswith(".css"):
+            data, kind = STYLE.encode(), "text/css; charset=utf-8"
+        elif (m := re.fullmatch(r"/img/(\d+)\.png", path)) is not None:
+            data, kind = png(int(m.group(1))), "image/png"
+        if data is None:
             self.send_error(404)
             return
-        data = body.encode("utf-8")
         self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -220,14 +243,14 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def serve(first_port: int, n_articles: int = 36) -> list[tuple[str, ThreadingHTTPServer]]:
-    """Start one server per site on 127.0.0.1 from ``first_port`` on, in
-    daemon threads; returns (start URL, server) pairs."""
+    """Start one server per site on 127.0.0.1 from ``first_port`` on (0: any
+    free ports), in daemon threads; returns (start URL, server) pairs."""
     out = []
     for k, key in enumerate(SITES):
         handler = type(f"{key}Handler", (_Handler,), {"site": DemoSite(key, n_articles)})
-        server = ThreadingHTTPServer(("127.0.0.1", first_port + k), handler)
+        server = ThreadingHTTPServer(("127.0.0.1", first_port + k if first_port else 0), handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
-        out.append((f"http://127.0.0.1:{first_port + k}/", server))
+        out.append((f"http://127.0.0.1:{server.server_address[1]}/", server))
     return out
 
 

@@ -8,6 +8,7 @@ from ._signatures import DEFAULT_SCHEME, Candidates, SignatureScheme, SignedTree
 from ._text import tree_text
 
 from ._store import SignatureFileError, SignatureStore
+from ._content import ContentModelError
 
 __version__ = "0.1.0"
 
@@ -31,6 +32,7 @@ __all__ = [
     "Addon",
     "DeboilerPipeline",
     "DeboilerSpiderMiddleware",
+    "ContentModelError",
     "SignatureFileError",
     "SignatureStore",
     "Candidates",

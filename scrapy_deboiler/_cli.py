@@ -9,8 +9,10 @@ import sys
 import time
 from collections import Counter
 
-from ._batch import BatchOptions, clean_file, fit_file, open_text
+from ._batch import BatchOptions, DamagedInput, clean_file, fit_file
+from ._files import open_text
 from ._clean import Page
+from ._content import ContentModelError, default_model
 from ._evaluate import evaluate
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import FitParams
@@ -38,6 +40,12 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-page-elements", type=int, default=DEFAULT_LIMITS.max_elements,
                    help="skip pages with more start tags (default: %(default)s)")
     p.add_argument("--iou-guard", type=float, default=FitParams.iou_guard, help="skip neighbour pairs more alike than this (default: %(default)s)")
+    p.add_argument("--max-memory", type=int, default=1024, metavar="MIB",
+                   help="memory the run may keep between its passes: parsed pages (parsed once while "
+                        "they fit), model caches (default: %(default)s)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
+    p.add_argument("--markdown", action="store_true",
+                   help="also write clean_markdown: what was kept, as CommonMark with its links, lists, tables")
 
 
 def _options(args: argparse.Namespace) -> BatchOptions:
@@ -52,6 +60,9 @@ def _options(args: argparse.Namespace) -> BatchOptions:
         mode=args.mode,
         comments_field=args.comments_field,
         limits=Limits(max_bytes=args.max_page_bytes, max_elements=args.max_page_elements),
+        max_memory=max(1, args.max_memory) * 1024 * 1024,
+        progress=not args.no_progress,
+        markdown=args.markdown,
     )
 
 
@@ -61,12 +72,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Learn each website's boilerplate from its own pages and strip it.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("clean", help="clean a JSON Lines file of pages (url, html)")
-    p.add_argument("input", help="JSON Lines, gzip if it ends in .gz")
-    p.add_argument("output", help="JSON Lines, gzip if it ends in .gz; - for stdout")
+    p = sub.add_parser("clean", help="clean a JSON Lines file of pages (url, html), or a WARC or ARC file")
+    p.add_argument("input", help="JSON Lines (.jsonl, .gz, .zst) or a crawl archive (.warc, .warc.gz, .arc, .arc.gz)")
+    p.add_argument("output", help="JSON Lines, gzip if it ends in .gz, zstd if .zst; - for stdout")
     p.add_argument("--signatures", metavar="DIR", help="reuse and write signature files here")
     _add_common(p)
-    p = sub.add_parser("fit", help="write signature files for the sites in a JSON Lines file")
+    p = sub.add_parser("fit", help="write signature files for the sites in a JSON Lines, WARC or ARC file")
     p.add_argument("input")
     p.add_argument("--signatures", metavar="DIR", required=True)
     p.add_argument("--refit", action="store_true", help="refit sites that already have a file")
@@ -208,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
             return _inspect(args.file, args.json)
         if args.command == "evaluate":
             return _evaluate(args)
+        if getattr(args, "mode", None) == "content":
+            default_model()  # a broken install fails here, not on every record
         if args.command == "show":
             return _show(args)
         store = SignatureStore(args.signatures) if args.signatures else None
@@ -217,16 +230,23 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         if args.command == "fit":
             sites = fit_file(args.input, options, store, refit=args.refit)
-            fitted = sum(s.source == "fitted" for s in sites.values())
-            log.info("%d sites: %d fitted, %d from files, %d too small (%.1fs)", len(sites), fitted,
-                     sum(s.source == "file" for s in sites.values()),
-                     sum(s.model is None for s in sites.values()), time.perf_counter() - start)
+            log.info("%d sites: %d fitted, %d from files, %d too small (%.1fs)", sum(sites.values()),
+                     sites["fitted"], sites["file"], sites["too_small"], time.perf_counter() - start)
             return 0
-        totals = clean_file(args.input, args.output, options, store)
+        try:
+            totals = clean_file(args.input, args.output, options, store)
+        except DamagedInput as e:
+            print(f"scrapy-deboiler: error: {e}; the output holds their records", file=sys.stderr)
+            return 1
         log.info("%d records: %d cleaned, %d single pages, %d unchanged, %d skipped, %d errors (%.1fs)",
                  totals["records"], totals["cleaned"], totals["single_page"], totals["unchanged"],
                  totals["skipped"], totals["error"], time.perf_counter() - start)
+        left_out = {k.split("/", 1)[1]: n for k, n in totals.items() if k.startswith("archive/")}
+        if left_out:
+            log.info("archive: %d records, %d HTML responses; left out: %d not responses, %d with a "
+                     "non-2xx status, %d not HTML", left_out.get("records", 0), left_out.get("html", 0),
+                     left_out.get("not_response", 0), left_out.get("status", 0), left_out.get("not_html", 0))
         return 0
-    except (OSError, SignatureFileError, ValueError) as e:
+    except (OSError, SignatureFileError, ValueError, ContentModelError, DamagedInput) as e:
         print(f"scrapy-deboiler: error: {e}", file=sys.stderr)
         return 2

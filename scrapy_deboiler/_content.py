@@ -33,7 +33,8 @@ try:
 except ImportError:  # not built: the Python walk gives the same scores
     _speedups = None
 
-__all__ = ["Block", "ContentModel", "block_features", "judge_blocks", "keep",
+__all__ = ["Block", "ContentModel", "ContentModelError", "MODEL_FORMAT", "MODEL_VERSION",
+           "block_features", "default_model", "judge_blocks", "keep", "model_path",
            "page_blocks", "place_keys", "select_content", "smooth", "visible_blocks"]
 
 _TOKEN = re.compile(r"\w+")
@@ -292,6 +293,22 @@ def second_pass(rows: list[list[float]], first: list[float]) -> list[list[float]
     return [row + [first[k], at(k - 1), at(k + 1), at(k - 2), at(k + 2)] for k, row in enumerate(rows)]
 
 
+#: What a content model file says it is (``format``, ``version``); its
+#: ``features`` must be ``FEATURE_COUNT``, the row layout this code builds.
+MODEL_FORMAT = "scrapy-deboiler-content-model"
+MODEL_VERSION = 1
+
+
+class ContentModelError(Exception):
+    """The content model is missing, unreadable, corrupt or made for another
+    version: a setup error, raised before any page is cleaned."""
+
+
+def model_path() -> str:
+    """The content model shipped in the package."""
+    return os.path.join(os.path.dirname(__file__), "content_model.json")
+
+
 class ContentModel:
     """The block scorer: a gradient-boosted tree ensemble (``kind: trees``)
     or two logistic regressions (``kind: linear``, the second seeing its
@@ -314,9 +331,27 @@ class ContentModel:
 
     @classmethod
     def load(cls, path: str | None = None) -> "ContentModel":
-        path = path or os.path.join(os.path.dirname(__file__), "content_model.json")
-        with open(path, encoding="utf-8") as f:
-            return cls(json.load(f))
+        """Read and check a model file; any problem is a ``ContentModelError``
+        naming the file (a setup error, not one page's)."""
+        path = path or model_path()
+        try:
+            with open(path, "rb") as f:
+                data = json.loads(f.read())
+        except FileNotFoundError:
+            raise ContentModelError(f"content model {path} is missing; reinstall scrapy-deboiler") from None
+        except (OSError, ValueError) as e:
+            raise ContentModelError(f"content model {path} is unreadable: {e}") from None
+        if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
+            raise ContentModelError(f"content model {path} is not a {MODEL_FORMAT} file")
+        if data.get("version") != MODEL_VERSION or data.get("features") != FEATURE_COUNT:
+            raise ContentModelError(
+                f"content model {path} is from another version of scrapy-deboiler (format version "
+                f"{data.get('version')!r} with {data.get('features')!r} features; this version reads "
+                f"version {MODEL_VERSION} with {FEATURE_COUNT})")
+        try:
+            return cls(data)
+        except (KeyError, TypeError, ValueError, OverflowError) as e:
+            raise ContentModelError(f"content model {path} is corrupt: {type(e).__name__}: {e}") from None
 
     @staticmethod
     def _score(layer: tuple[float, list[float]], rows: list[list[float]]) -> list[float]:
@@ -367,7 +402,8 @@ class _Trees:
         # The compiled walk trusts these indexes: check them once here.
         n = len(self.value)
         if not (len(self.feature) == len(self.threshold) == len(self.left) == len(self.right) == n
-                and all(0 <= f < 1000 for f in self.feature) and all(0 <= r < n for r in self.roots)
+                and all(0 <= f < FEATURE_COUNT for f in self.feature)
+                and all(0 <= r < n for r in self.roots)
                 and all(-1 <= c < n for c in self.left) and all(-1 <= c < n for c in self.right)
                 and all((a < 0) == (b < 0) for a, b in zip(self.left, self.right))):
             raise ValueError("content model: inconsistent tree arrays")
@@ -446,6 +482,9 @@ _DEFAULT: ContentModel | None = None
 
 
 def default_model() -> ContentModel:
+    """The shipped model, read once. Callers that start work (the CLI, the
+    pipeline) call it first so a broken install fails at once, loudly,
+    instead of marking every page ``error``."""
     global _DEFAULT
     if _DEFAULT is None:
         _DEFAULT = ContentModel.load()
@@ -571,12 +610,15 @@ class _TableBlock(Block):
 
 def select_content(root: etree._Element, model: ContentModel | None = None,
                    skip: set | frozenset = frozenset(),
-                   near: set | frozenset = frozenset()) -> tuple[str, str, str]:
+                   near: set | frozenset = frozenset(), kept_out: list | None = None) -> tuple[str, str, str]:
     """(text, html, comments) of the blocks the model keeps, in document
     order, leaving out the subtrees in ``skip``. ``comments``: the blocks
-    not kept inside an element whose class or id says comment."""
+    not kept inside an element whose class or id says comment. The kept
+    blocks' elements are added to ``kept_out`` (for Markdown)."""
     blocks, _, flags = judge_blocks(root, model, skip, near)
     kept = [b for b, k in zip(blocks, flags) if k]
+    if kept_out is not None:
+        kept_out.extend(b.element for b in kept)
     comment_bit = _HINT_BIT["comment"]
     comments = "\n".join(b.text for b, k in zip(blocks, flags) if not k and b.hints & comment_bit)
     text = "\n".join(b.text for b in kept)

@@ -18,8 +18,8 @@ PageSignatures = tuple[str, Iterable[str]]
 
 @dataclass(frozen=True)
 class FitParams:
-    """How a site model is fitted. Defaults were chosen on ../shared/eval
-    (see README, "Choosing the defaults")."""
+    """How a site model is fitted. Defaults were chosen on annotated pages
+    (docs/measurements.md, "Choosing the defaults")."""
 
     #: A pair of neighbours sharing more than this share of their signatures
     #: (intersection over union) is near-identical and gives no evidence.
@@ -71,6 +71,7 @@ class SiteModel:
     #: content), so a page seen again adds no evidence twice.
     page_keys: frozenset[str] = frozenset()
     _boilerplate: frozenset[str] | None = field(default=None, repr=False, compare=False)
+    _near: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def fit(cls, pages: Iterable[PageSignatures], params: FitParams | None = None) -> "SiteModel":
@@ -126,7 +127,17 @@ class SiteModel:
         if self._boilerplate is None:
             t = self.threshold
             self._boilerplate = frozenset(s for s, n in self.support.items() if n >= t)
+            self._near = None
         return self._boilerplate
+
+    @property
+    def near_boilerplate(self) -> frozenset[str]:
+        """Signatures some neighbour pairs share, too few to be boilerplate:
+        content mode's hint (computed once, not per page)."""
+        bp = self.boilerplate
+        if self._near is None:
+            self._near = frozenset(self.support.keys() - bp)
+        return self._near
 
     def with_params(self, **changes) -> "SiteModel":
         """The same evidence judged with other thresholds."""

@@ -24,6 +24,7 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.python.threadpool import ThreadPool
 
 from ._clean import CleanResult, Page, clean_page
+from ._content import default_model
 from ._engine import crawl_state, scraper_busy
 from ._limits import Limits, Skip, check_page
 from ._model import FitParams, SiteModel
@@ -125,7 +126,7 @@ class DeboilerPipeline:
     *provisional* model that keeps learning from its later pages, in this
     crawl and the next, until it has seen ``DEBOILER_MIN_PAGES``. A watchdog
     releases held items when the crawl would otherwise stall or end with them
-    inside (see ../shared/notes/scrapy-internals.md): every item leaves.
+    inside (see docs/scrapy-engine.md): every item leaves.
 
     Pages are parsed and cleaned in a small thread pool (DEBOILER_THREADS),
     once per distinct page, so the reactor thread keeps running Scrapy.
@@ -148,6 +149,11 @@ class DeboilerPipeline:
         self.comments_field = cfg.comments_field
         self.keep_html = cfg.keep_html
         self.mode = cfg.mode
+        if self.mode == "content":
+            # A missing or broken content model (ContentModelError) stops the
+            # crawl as it opens, before the spider runs, instead of marking
+            # every item ``error``.
+            default_model()
         self.learn = cfg.learn
         self.inline_max = cfg.inline_max_bytes
         self.interval = cfg.watchdog_interval

@@ -70,6 +70,18 @@ def _head(root: etree._Element) -> etree._Element:
     return head
 
 
+def _declare_utf8(root: etree._Element, head: etree._Element) -> None:
+    """The view is written as UTF-8 whatever the page was: drop the page's
+    own charset declarations (``<meta charset>``, ``http-equiv``
+    Content-Type), which would make a browser read the view as, say,
+    ISO-8859-1 and show mojibake, and declare UTF-8 first in ``<head>``."""
+    for el in list(root.iter("meta")):
+        equiv = (el.get("http-equiv") or "").strip().lower()
+        if el.get("charset") is not None or equiv == "content-type":
+            _drop(el)
+    head.insert(0, etree.Element("meta", charset="utf-8"))
+
+
 def annotate_page(page: Page, model: SiteModel | None, *, mode: str = "content",
                   site: str = "") -> tuple[str, dict]:
     """The page's HTML with the marks, and the counts the legend shows."""
@@ -108,10 +120,11 @@ def annotate_page(page: Page, model: SiteModel | None, *, mode: str = "content",
                   scripts_removed=_disable_scripts(root))
 
     head = _head(root)
+    _declare_utf8(root, head)
     meta = etree.Element("meta", {"http-equiv": "Content-Security-Policy", "content": CSP})
-    head.insert(0, meta)
+    head.insert(1, meta)
     if page.url.startswith(("http://", "https://")) and head.find("base") is None:
-        head.insert(1, etree.Element("base", href=page.url))
+        head.insert(2, etree.Element("base", href=page.url))
     style = etree.SubElement(head, "style", id="deboiler-style")
     style.text = STYLE
     body = root.find("body")

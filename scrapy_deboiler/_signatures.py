@@ -108,7 +108,7 @@ class SignatureScheme:
     different schemes cannot be compared or merged."""
 
     #: Every element that can hold text is a candidate by default; measured
-    #: against deboiler's div/nav list on ../shared/eval (README, "Choosing
+    #: against deboiler's div/nav list on annotated pages (docs/measurements.md, "Choosing
     #: the defaults"): finer candidates find shared headings, list items and
     #: links inside containers that differ from page to page.
     candidates: Candidates = Candidates(

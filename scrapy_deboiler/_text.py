@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-__all__ = ["BLOCK_TAGS", "SKIP_TAGS", "tree_text"]
+__all__ = ["BLOCK_TAGS", "SKIP_TAGS", "drop", "tree_text"]
 
 #: Never shown as text by a browser.
 SKIP_TAGS = frozenset(
@@ -85,3 +85,18 @@ def tree_text_py(root: etree._Element) -> str:
             text = " " + text + " "
         done.append(text + tail if tail else text)
     return "".join(done)
+
+
+def drop(el: etree._Element) -> None:
+    """Detach ``el`` with its subtree but keep its tail text in place."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    tail = el.tail
+    if tail:
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(el)

@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Set up a virtual environment in .venv (if missing) and run the test suite.
-# Usage: bash scripts/test.sh [pytest args]
+# Build the package (sdist, then wheels from it), install it into fresh
+# virtual environments (Python 3.10, 3.11, 3.13) and run the test suite
+# against each install: noxfile.py. Tools live in .venv-tools.
+# Usage: bash scripts/test.sh [pytest args]   (e.g. -q -x -k views)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-EXTRAS=test source scripts/venv.sh
 source scripts/browser.sh
-exec .venv/bin/python -m pytest "$@"
+PY=${PYTHON:-python3}
+if [ ! -x .venv-tools/bin/python ]; then
+    "$PY" -m venv .venv-tools
+fi
+.venv-tools/bin/python -m pip install -q --disable-pip-version-check "nox>=2024.3.2,<2027" "build>=1.2,<2"
+exec .venv-tools/bin/nox --non-interactive -- "$@"

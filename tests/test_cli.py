@@ -4,18 +4,22 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
 from sitegen import site_pages
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: Commands run from an empty folder: ``python -m`` puts the working folder
+#: on sys.path, and the checkout there would shadow the installed package.
+NEUTRAL = tempfile.mkdtemp(prefix="deboiler-cwd-")
 
 
 def cli(*args, env=None):
     proc = subprocess.run(
         [sys.executable, "-m", "scrapy_deboiler", *map(str, args)],
-        capture_output=True, text=True, cwd=ROOT,
+        capture_output=True, text=True, cwd=NEUTRAL,
         env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000", **(env or {})},
     )
     assert proc.returncode == 0, proc.stderr
@@ -149,7 +153,7 @@ def test_domain_field_groups_pages(tmp_path):
 
 def test_bad_arguments_fail_cleanly(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "scrapy_deboiler", "clean", tmp_path / "missing.jsonl",
-                           tmp_path / "o.jsonl"], capture_output=True, text=True, cwd=ROOT)
+                           tmp_path / "o.jsonl"], capture_output=True, text=True, cwd=NEUTRAL)
     assert proc.returncode == 2 and "missing.jsonl" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -167,3 +171,57 @@ def test_content_mode_leaves_comments_out_and_can_keep_them(tmp_path):
         assert said and not any(c in out["clean_text"] for c in said)
         assert all(c in out["comments"] for c in said)
         assert "Trending now" not in out["clean_text"] and "Read more" not in out["clean_text"]
+
+
+@pytest.mark.parametrize("size", [(0, 0), (40, 120)])
+def test_progress_shows_on_a_terminal_only(tmp_path, size):
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    write(tmp_path / "in.jsonl", records())
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", *size, 0, 0))
+    proc = subprocess.Popen([sys.executable, "-m", "scrapy_deboiler", "clean", tmp_path / "in.jsonl",
+                             tmp_path / "out.jsonl"], stderr=slave, stdout=subprocess.DEVNULL, cwd=NEUTRAL)
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the terminal closed: the command ended
+            break
+        if not chunk:
+            break
+        shown += chunk
+    assert proc.wait(timeout=60) == 0
+    os.close(master)
+    text = shown.decode(errors="replace")
+    assert "reading" in text and "cleaning" in text and "pages/s" in text and "sites=3" in text
+    quiet = cli("clean", tmp_path / "in.jsonl", tmp_path / "out2.jsonl").stderr
+    assert "pages/s" not in quiet and "\r" not in quiet
+
+
+@pytest.mark.parametrize("max_memory", [1 << 30, 1])
+def test_a_page_that_fails_to_load_costs_one_record(tmp_path, monkeypatch, max_memory):
+    from scrapy_deboiler import _batch
+
+    real = _batch.Page
+
+    def flaky(html, url, *args, **kwargs):
+        if url.endswith("/0003.html"):
+            raise RuntimeError("boom")
+        return real(html, url, *args, **kwargs)
+
+    monkeypatch.setattr(_batch, "Page", flaky)
+    recs = records()
+    write(tmp_path / "in.jsonl", recs)
+    totals = _batch.clean_file(tmp_path / "in.jsonl", tmp_path / "out.jsonl",
+                               _batch.BatchOptions(max_memory=max_memory, progress=False))
+    out = read(tmp_path / "out.jsonl")
+    assert [o["id"] for o in out] == [r["id"] for r in recs] and totals["records"] == len(recs)
+    failed = [o for o in out if o["deboiler"]["status"] == "error"]
+    assert {o["url"].rsplit("/", 1)[1] for o in failed} == {"0003.html"}
+    assert all(o["deboiler"]["reason"] == "RuntimeError: boom" and "html" not in o for o in failed)
+    assert all(o["clean_text"] for o in out if o["deboiler"]["status"] != "error")

@@ -97,6 +97,30 @@ def test_show_marks_the_page_in_a_browser(tmp_path, browser):
     assert len(by_kind["boilerplate"]) >= 4 and len(by_kind["main"]) >= 5
 
 
+@pytest.mark.parametrize("declared", ['<meta charset="iso-8859-1">',
+                                      '<meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1">'])
+def test_show_of_a_latin1_page_reads_as_the_page_does(tmp_path, browser, declared):
+    # The view is written as UTF-8: the page's own charset must not survive.
+    pages = site_pages("kiosk.example", 6)
+    store = SignatureStore(tmp_path / "sigs")
+    store.save("kiosk.example", SiteModel.fit([Page(h, u) for u, h, _ in pages]))
+    url, html, _ = pages[2]
+    said = "Crème brûlée à la carte costs £4.50 at the café near the Zürich fjord, señor."
+    html = html.replace('<meta charset="utf-8">', declared).replace("</h1>", f"</h1><p>{said}</p>")
+    src = tmp_path / "page.html"
+    src.write_bytes(html.encode("iso-8859-1"))
+    out = tmp_path / "view.html"
+    assert main(["show", str(src), "--url", url, "--signatures", str(tmp_path / "sigs"), "-o", str(out)]) == 0
+    browser.get(out.as_uri())
+    browser.save_screenshot(str(ARTIFACTS / "show-latin1.png"))
+    assert browser.execute_script("return document.characterSet") == "UTF-8"
+    body = browser.find_element("tag name", "body").text
+    assert said in body and "Ã" not in body and "Â" not in body
+    legend = browser.execute_script("return document.getElementById('deboiler-legend').innerText")
+    assert legend.startswith("scrapy-deboiler · kiosk.example · content mode")
+    assert any(said in m["text"] for m in marks(browser) if m["kind"] == "main")
+
+
 def test_show_reads_the_first_record_of_json_lines(tmp_path):
     import json
 

@@ -1,0 +1,116 @@
+"""clean_markdown: CommonMark that a real Markdown parser (markdown-it-py,
+with GitHub's tables and strikethrough) reads back to the page's structure."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from lxml import html as lxml_html
+from markdown_it import MarkdownIt
+
+from scrapy_deboiler import Page, SiteModel, clean_page
+from scrapy_deboiler._markdown import tree_markdown
+from scrapy_deboiler._text import tree_text
+from sitegen import site_pages
+from test_cli import cli, read, write
+
+PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+WORD = re.compile(r"\w+")
+
+PAGE = """<html><head><title>t</title><script>var x = "*not* text";</script></head><body>
+<h1>Release notes: *stars*, _under_ & [brackets]</h1>
+<p>Plain text with <a href="https://example.com/a b(c)">a link <em>with emphasis</em></a>,
+<strong> padded bold </strong>, <code>x = `y` * 2</code>, snake_case_name, 5 * 3 &lt;tag&gt;
+&amp;amp; a backslash \\ and 1+1. <img src="/i.png" alt="a [picture]"> <del>gone</del>
+<a href="javascript:void(0)">no target</a></p>
+<p>1. not a list</p><p># not a heading</p><p>- not an item</p><p>+ neither</p><p>&gt; not a quote</p>
+<p>line one<br>line two<br></p>
+<ul><li>first</li><li>second<ol start="7"><li>seventh</li><li>eighth</li></ol></li><li>third</li></ul>
+<ol><li><p>para one</p><p>para two</p></li><li>next</li></ol>
+<pre class="language-python">def f():
+    return "```"  # backticks inside
+</pre>
+<table><tr><th>Name</th><th>Value | unit</th></tr><tr><td>width</td><td>3 <b>m</b></td></tr>
+<tr><td>height</td><td>4 m</td></tr></table>
+<blockquote><p>quoted one</p><p>quoted two</p><blockquote><p>deeper</p></blockquote></blockquote>
+<hr><h2>After the break</h2><h6>Small</h6>
+</body></html>"""
+
+
+def back(md: str):
+    """The HTML a CommonMark parser makes of ``md``, as a tree."""
+    return lxml_html.fromstring(f"<html><body>{PARSER.render(md)}</body></html>")
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def texts(root, path: str) -> list[str]:
+    return [" ".join(tree_text(el).split()) for el in root.xpath(path)]
+
+
+def test_a_parser_reads_back_the_structure_of_the_page():
+    src = lxml_html.fromstring(PAGE)
+    md = tree_markdown(lxml_html.fromstring(PAGE))
+    got = back(md)
+    assert words(tree_text(got)) == words(tree_text(src))
+    for path in ("//h1", "//h2", "//h6", "//li", "//th", "//td", "//blockquote/p", "//em"):
+        assert texts(got, path) == texts(src, path), path
+    assert texts(got, "//p/code") == texts(src, "//code")
+    assert texts(got, "//strong") == texts(src, "//strong|//b")
+    assert texts(got, "//s") == texts(src, "//del")  # GitHub's strikethrough
+    assert got.xpath("//ol/@start") == ["7"]
+    assert [(a.get("href"), a.text_content()) for a in got.iter("a")] == [
+        ("https://example.com/a%20b(c)", "a link with emphasis")]
+    assert [(i.get("src"), i.get("alt")) for i in got.iter("img")] == [("/i.png", "a [picture]")]
+    (pre,) = got.xpath("//pre/code")
+    assert pre.get("class") == "language-python" and pre.text == src.xpath("//pre")[0].text.strip("\n") + "\n"
+    assert len(got.xpath("//blockquote/blockquote")) == 1 and len(got.xpath("//hr")) == 1
+    assert len(got.xpath("//p[br]")) == 1  # the hard line break, once
+    # Nothing in the text became markup by accident.
+    assert not got.xpath("//h3|//h4|//h5") and len(got.xpath("//ul|//ol")) == 3
+    assert "javascript" not in md and "no target" in md
+
+
+def test_deep_nesting_and_layout_tables_read_back_whole():
+    deep = "<ul><li>level" + "<ul><li>level".join("" for _ in range(40)) + "</li></ul>" * 40
+    quotes = "<blockquote><p>q</p>" * 30 + "</blockquote>" * 30
+    layout = ("<table><tr><td><h2>Headline</h2><p>First paragraph.</p></td>"
+              "<td><ul><li>side</li></ul></td></tr></table>")
+    page = f"<html><body>{deep}{quotes}{layout}</body></html>"
+    got = back(tree_markdown(lxml_html.fromstring(page)))
+    assert words(tree_text(got)) == words(tree_text(lxml_html.fromstring(page)))
+    assert not got.xpath("//table") and texts(got, "//h2") == ["Headline"]
+
+
+def test_content_mode_markdown_holds_the_kept_text_with_its_structure():
+    pages = site_pages("md.example", 6)
+    model = SiteModel.fit(Page(h, u) for u, h, _ in pages)
+    url, html, article = pages[2]
+    html = html.replace("</article>", '<ul class="points"><li>Point one is a long sentence about '
+                        'the harbor and the meadow.</li><li>Point two is a long sentence about the <a href="/x">'
+                        'lantern</a> by the river and the quiet marble bridge.</li></ul></article>')
+    result = clean_page(Page(html, url), model, mode="content", markdown=True)
+    got = back(result.markdown)
+    assert words(tree_text(got)) == words(result.text)
+    assert texts(got, "//h1") == [article.splitlines()[0]]
+    assert texts(got, "//li") == ["Point one is a long sentence about the harbor and the meadow.",
+                                  "Point two is a long sentence about the lantern by the river and the quiet "
+                                  "marble bridge."]
+    assert [a.get("href") for a in got.iter("a")] == ["/x"]
+    for template in ("cookies", "Privacy policy", "Sign up"):
+        assert template not in result.markdown
+
+
+def test_the_cli_writes_clean_markdown_in_both_modes(tmp_path):
+    recs = [{"id": f"{i}", "url": u, "html": h} for i, (u, h, _) in enumerate(site_pages("cli.example", 6))]
+    write(tmp_path / "in.jsonl", recs)
+    for mode in ("content", "boilerplate"):
+        cli("clean", tmp_path / "in.jsonl", tmp_path / f"{mode}.jsonl", "--mode", mode, "--markdown")
+        for o in read(tmp_path / f"{mode}.jsonl"):
+            assert words(tree_text(back(o["clean_markdown"]))) == words(o["clean_text"])
+    cli("clean", tmp_path / "in.jsonl", tmp_path / "plain.jsonl")
+    assert all("clean_markdown" not in o for o in read(tmp_path / "plain.jsonl"))
+    assert json.loads((tmp_path / "content.jsonl").read_text().splitlines()[0])["clean_markdown"].startswith("# ")

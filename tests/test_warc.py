@@ -1,0 +1,188 @@
+"""Crawl archives in: WARC files written by a real crawler (Debian's wget
+crawling the demo website on 127.0.0.1), uncompressed and truncated ones,
+and ARC."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from test_cli import NEUTRAL, ROOT, read, write
+
+sys.path.insert(0, os.path.join(ROOT, "example_project"))
+from website import SITES, DemoSite, serve  # noqa: E402
+
+ARTICLES = 8
+
+
+def run_cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scrapy_deboiler", *map(str, args)], capture_output=True,
+                          text=True, cwd=NEUTRAL, env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000"})
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory):
+    """wget's WARC files of the demo website (gzip per record, and plain),
+    and the pages the site serves, by URL."""
+    servers = serve(0, n_articles=ARTICLES)
+    out = tmp_path_factory.mktemp("wget")
+    pages = {}
+    try:
+        for (url, _), key in zip(servers, SITES):
+            for path, html in DemoSite(key, ARTICLES).pages.items():
+                pages[url.rstrip("/") + path] = html
+        for name, extra in (("crawl", []), ("plain", ["--no-warc-compression"])):
+            subprocess.run(["wget", "--recursive", "--level=inf", "--no-verbose", "--waitretry=0",
+                            f"--warc-file={out / name}", f"--directory-prefix={out / name}-files", *extra,
+                            *(u for u, _ in servers)], check=True, timeout=300, capture_output=True)
+    finally:
+        for _, server in servers:
+            server.shutdown()
+    return out, pages
+
+
+def left_out(stderr: str) -> dict[str, int]:
+    m = re.search(r"archive: (\d+) records, (\d+) HTML responses; left out: (\d+) not responses, (\d+) with "
+                  r"a non-2xx status, (\d+) not HTML", stderr)
+    assert m, stderr
+    return dict(zip(("records", "html", "not_response", "status", "not_html"), map(int, m.groups())))
+
+
+def test_every_html_page_of_a_wget_warc_is_one_record_cleaned_as_from_json_lines(tmp_path, crawl):
+    folder, pages = crawl
+    warc = folder / "crawl.warc.gz"
+    proc = run_cli("clean", warc, tmp_path / "warc.jsonl", "--min-pages", "3")
+    assert proc.returncode == 0, proc.stderr
+    out = read(tmp_path / "warc.jsonl")
+    assert sorted(o["url"] for o in out) == sorted(pages)  # every page, once
+    counts = left_out(proc.stderr)
+    assert counts["html"] == len(pages) == len(out)
+    # robots.txt, the stylesheet and the images: what wget saved that is not HTML
+    saved = [f for f in (folder / "crawl-files").rglob("*") if f.is_file()]
+    assert counts["not_html"] == sum(f.suffix in (".txt", ".css", ".png") for f in saved) >= len(SITES) + 2
+    assert counts["not_response"] > 0  # warcinfo, requests, wget's own log
+    for o in out:
+        assert set(o) == {"warc_record_id", "url", "warc_date", "clean_text", "clean_html", "deboiler"}
+        assert o["warc_record_id"].startswith("<urn:uuid:") and re.match(r"\d{4}-\d\d-\d\dT", o["warc_date"])
+        assert o["deboiler"]["status"] == "cleaned"
+    # The same pages as JSON Lines (decoded text, as a crawl would store
+    # them) give the same clean text and the same site models.
+    write(tmp_path / "pages.jsonl", [{"url": u, "html": h} for u, h in sorted(pages.items())])
+    proc = run_cli("clean", tmp_path / "pages.jsonl", tmp_path / "jsonl.jsonl", "--min-pages", "3")
+    assert proc.returncode == 0, proc.stderr
+    by_url = {o["url"]: o for o in read(tmp_path / "jsonl.jsonl")}
+    for o in out:
+        assert o["clean_text"] == by_url[o["url"]]["clean_text"] and o["clean_text"]
+        assert o["deboiler"] == by_url[o["url"]]["deboiler"]
+
+
+def test_uncompressed_warc_and_worker_processes_give_the_same_records(tmp_path, crawl):
+    folder, _ = crawl
+    assert run_cli("clean", folder / "crawl.warc.gz", tmp_path / "a.jsonl").returncode == 0
+    proc = run_cli("clean", folder / "plain.warc", tmp_path / "b.jsonl", "--jobs", "2", "--max-memory", "1")
+    assert proc.returncode == 0, proc.stderr
+    a = {o["url"]: o for o in read(tmp_path / "a.jsonl")}
+    b = read(tmp_path / "b.jsonl")
+    assert len(a) == len(b)
+    for o in b:
+        assert {k: v for k, v in o.items() if k not in ("warc_record_id", "warc_date")} == {
+            k: v for k, v in a[o["url"]].items() if k not in ("warc_record_id", "warc_date")}
+    proc = run_cli("clean", folder / "crawl.warc.gz", tmp_path / "c.jsonl", "--jobs", "2", "--max-memory", "1")
+    assert (tmp_path / "c.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("name", ["crawl.warc.gz", "plain.warc"])
+def test_a_truncated_warc_keeps_the_records_before_the_cut_and_fails_clearly(tmp_path, crawl, name):
+    folder, _ = crawl
+    full = run_cli("clean", folder / name, tmp_path / "full.jsonl")
+    assert full.returncode == 0, full.stderr
+    data = (folder / name).read_bytes()
+    cut = tmp_path / name
+    cut.write_bytes(data[: int(len(data) * 0.6)])
+    proc = run_cli("clean", cut, tmp_path / "out.jsonl")
+    assert proc.returncode == 1
+    assert "truncated" in proc.stderr and str(cut) in proc.stderr and "Traceback" not in proc.stderr
+    out = read(tmp_path / "out.jsonl")
+    urls = [o["url"] for o in read(tmp_path / "full.jsonl")]
+    assert 0 < len(out) < len(urls)
+    assert [o["url"] for o in out] == urls[: len(out)]  # the records before the cut, whole
+    assert all(o["deboiler"]["status"] == "cleaned" and o["clean_text"] for o in out)
+
+
+def arc_record(url: str, mime: str, body: bytes, status: str = "200 OK") -> bytes:
+    http = f"HTTP/1.1 {status}\r\nContent-Type: {mime}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+    return f"{url} 127.0.0.1 20260101120000 {mime.split(';')[0]} {len(http)}\n".encode() + http + b"\n"
+
+
+def test_arc_files_are_read_too(tmp_path):
+    sys.path.insert(0, os.path.dirname(__file__))
+    from sitegen import site_pages
+
+    version = b"1 0 scrapy-deboiler tests\nURL IP-address Archive-date Content-type Archive-length\n"
+    records = [b"filedesc://test.arc 0.0.0.0 20260101120000 text/plain %d\n" % len(version) + version + b"\n"]
+    pages = site_pages("arc.example", 6)
+    for url, html, _ in pages:
+        records.append(arc_record(url, "text/html; charset=iso-8859-1", html.encode("iso-8859-1")))
+    records.append(arc_record("http://arc.example/logo.png", "image/png", b"\x89PNG\r\n\x1a\n" + b"\0" * 40))
+    records.append(arc_record("http://arc.example/gone", "text/html", b"<html>gone</html>", "404 Not Found"))
+    # As archivers write it (a gzip member per record), and as one gzip stream.
+    (tmp_path / "members.arc.gz").write_bytes(b"".join(gzip.compress(r) for r in records))
+    (tmp_path / "stream.arc.gz").write_bytes(gzip.compress(b"".join(records)))
+    outs = []
+    for name in ("members.arc.gz", "stream.arc.gz"):
+        proc = run_cli("clean", tmp_path / name, tmp_path / "out.jsonl")
+        assert proc.returncode == 0, proc.stderr
+        out = read(tmp_path / "out.jsonl")
+        assert [o["url"] for o in out] == [u for u, _, _ in pages]
+        counts = left_out(proc.stderr)
+        assert (counts["html"], counts["not_html"], counts["status"]) == (6, 1, 1)
+        for o, (_, _, article) in zip(out, pages):
+            assert o["deboiler"]["status"] == "cleaned"
+            assert article.splitlines()[-1] in o["clean_text"]
+        outs.append(out)
+    assert outs[0] == outs[1]
+
+
+def test_zstd_in_and_out_and_a_small_memory_bound_change_nothing(tmp_path):
+    sys.path.insert(0, os.path.dirname(__file__))
+    from test_cli import records
+
+    recs = records()
+    write(tmp_path / "in.jsonl", recs)
+    assert run_cli("clean", tmp_path / "in.jsonl", tmp_path / "a.jsonl").returncode == 0
+    import zstandard
+
+    (tmp_path / "in.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress((tmp_path / "in.jsonl").read_bytes()))
+    for jobs in ("1", "2"):
+        proc = run_cli("clean", tmp_path / "in.jsonl.zst", tmp_path / "b.jsonl.zst", "--max-memory", "1",
+                       "--jobs", jobs)
+        assert proc.returncode == 0, proc.stderr
+        with zstandard.ZstdDecompressor().stream_reader(open(tmp_path / "b.jsonl.zst", "rb")) as f:
+            assert f.read() == (tmp_path / "a.jsonl").read_bytes()
+    assert shutil.which("wget")  # the WARC tests' crawler is installed
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".zst"])
+def test_a_truncated_compressed_json_lines_file_keeps_the_records_before_the_cut(tmp_path, suffix):
+    import zstandard
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    from sitegen import site_pages
+
+    # Big enough for several zstd blocks (128 KB each): a cut keeps some.
+    recs = [{"id": f"{k}/{i}", "url": u, "html": h} for k in range(8)
+            for i, (u, h, _) in enumerate(site_pages(f"s{k}.example", 20, paragraphs=20))]
+    data = "".join(json.dumps(r) + "\n" for r in recs).encode()
+    packed = gzip.compress(data) if suffix == ".gz" else zstandard.ZstdCompressor().compress(data)
+    (tmp_path / f"in.jsonl{suffix}").write_bytes(packed[: len(packed) * 2 // 3])
+    proc = run_cli("clean", tmp_path / f"in.jsonl{suffix}", tmp_path / "out.jsonl")
+    assert proc.returncode == 1 and "truncated or corrupt" in proc.stderr and "Traceback" not in proc.stderr
+    out = read(tmp_path / "out.jsonl")
+    assert 0 < len(out) < len(recs) and [o["id"] for o in out] == [r["id"] for r in recs[: len(out)]]
