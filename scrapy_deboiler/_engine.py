@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CrawlState", "crawl_state", "items_in_pipelines", "scraper_busy"]
+__all__ = ["CrawlState", "crawl_state", "flush_feeds", "items_in_pipelines", "scraper_busy"]
 
 logger = logging.getLogger(__name__)
 _warned = False
@@ -82,3 +82,32 @@ def scraper_busy(crawler: Any) -> bool:
         return sslot is not None and (not sslot.is_idle() or sslot.itemproc_size > 0)
     except (AttributeError, TypeError):
         return False
+
+
+def flush_feeds(crawler: Any) -> int:
+    """Flush the files Scrapy's FEEDS write to (``FeedExporter.slots``);
+    returns how many. A reactor stopped by a second Ctrl-C never closes
+    them, and Python does not promise to flush buffers at exit: the items
+    written last (those the pipeline held until then) would be lost."""
+    try:
+        from scrapy.extensions.feedexport import FeedExporter
+
+        extensions = crawler.extensions.middlewares
+    except (ImportError, AttributeError):
+        return 0
+    flushed = 0
+    for ext in extensions:
+        if not isinstance(ext, FeedExporter):
+            continue
+        for slot in getattr(ext, "slots", None) or ():
+            # Text formats (CSV, XML) buffer in a wrapper around the file.
+            for f in (getattr(getattr(slot, "exporter", None), "stream", None), getattr(slot, "file", None)):
+                flush = getattr(f, "flush", None)
+                if flush is None:
+                    continue
+                try:
+                    flush()
+                    flushed += 1
+                except Exception:  # closed already, or a storage that cannot
+                    pass
+    return flushed

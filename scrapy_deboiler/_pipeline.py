@@ -25,7 +25,7 @@ from twisted.python.threadpool import ThreadPool
 
 from ._clean import CleanResult, Page, clean_page
 from ._content import default_model
-from ._engine import crawl_state, scraper_busy
+from ._engine import crawl_state, flush_feeds, scraper_busy
 from ._limits import Limits, Skip, check_page
 from ._model import FitParams, SiteModel
 from ._report import SiteReport, write_report
@@ -837,13 +837,15 @@ class DeboilerPipeline:
         """The reactor is stopping (a second Ctrl-C, ``reactor.stop()``):
         release every held item now and keep the reactor running until the
         responses and items inside the scraper have left the item pipelines
-        (so feeds get them), for at most ``_SHUTDOWN_WAIT`` seconds.
-        Downloads still running are not waited for."""
+        (so feeds get them), for at most ``_SHUTDOWN_WAIT`` seconds, then
+        flush the feeds' files (nothing closes them on this path). Downloads
+        still running are not waited for."""
         from twisted.internet import reactor
 
         if self.held:
             self._release_all("shutdown")
         if not self._inflight and not self.busy and not scraper_busy(self.crawler):
+            flush_feeds(self.crawler)
             return None
         done: Deferred = Deferred()
         deadline = time.monotonic() + _SHUTDOWN_WAIT
@@ -853,6 +855,7 @@ class DeboilerPipeline:
                 self._release_all("shutdown")
             idle = not self._inflight and not self.busy and not scraper_busy(self.crawler)
             if idle or time.monotonic() > deadline:
+                flush_feeds(self.crawler)
                 done.callback(None)
             else:
                 reactor.callLater(0.02, check)

@@ -235,13 +235,16 @@ class _Collect(ProcessProtocol):
 
 
 def run_scrapy(project: Path, args: list[str], kill_after: int = 60) -> tuple[object, _Collect]:
-    """Start ``scrapy crawl ARGS`` in ``project`` under ``timeout -s KILL``,
+    """Start ``scrapy crawl ARGS`` of ``project`` under ``timeout -s KILL``,
     without blocking the reactor (the test's servers keep serving).
     Returns the process transport and its protocol (``.ended`` fires with
     the exit code, ``.out`` holds stdout and stderr)."""
     proto = _Collect()
-    env = {**os.environ, "PYTHONPATH": str(project)}
+    # The settings module named, not found from the working folder: spawning
+    # without a folder change lets Twisted use posix_spawnp, not fork() in
+    # this multi-threaded process.
+    env = {**os.environ, "PYTHONPATH": str(project), "SCRAPY_SETTINGS_MODULE": "demo.settings"}
     transport = reactor.spawnProcess(
         proto, "timeout", ["timeout", "-s", "KILL", str(kill_after), sys.executable, "-m", "scrapy",
-                           "crawl", *args], env=env, path=str(project))
+                           "crawl", *args], env=env)
     return transport, proto

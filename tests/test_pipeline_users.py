@@ -332,6 +332,7 @@ async def test_two_sigints_lose_no_held_item(tmp_path):
     finally:
         close(pa)
     log = b"".join(proc.out).decode("utf-8", "replace")
+    (tmp_path / "crawl.log").write_text(log + f"\nEXIT CODE {code}\n")
     assert code != 137, log[-3000:]  # not killed by the timeout
     assert "Received SIGINT twice, forcing unclean shutdown" in log, log[-3000:]
     items, yielded = feed_and_yielded(tmp_path)
