@@ -220,12 +220,13 @@ def read_settings(settings: Any, *, where: Callable[[str], str] = os.path.abspat
     raise DeboilerSettingsError naming the first bad one. Unknown
     DEBOILER_* names (typos) are logged as warnings. ``where`` places
     DEBOILER_SIGNATURES_DIR (Scrapy's ``data_path``), which is created;
-    ``check_paths=False`` leaves the file system alone (the spider middleware)."""
+    ``check_paths=False`` leaves the file system and the warnings to the
+    pipeline (the spider middleware reads the same settings)."""
 
     def raw(name: str) -> Any:
         return settings.get(name, DEFAULTS[name])
 
-    for key in settings:
+    for key in settings if check_paths else ():
         if isinstance(key, str) and key.startswith("DEBOILER_") and key not in DEFAULTS:
             close = difflib.get_close_matches(key, DEFAULTS, n=1)
             logger.warning("scrapy-deboiler: unknown setting %s%s", key,

@@ -154,8 +154,9 @@ async def test_an_unknown_setting_is_named_with_its_likely_meaning(tmp_path, cap
     finally:
         close(pa)
     check_all_items_reached_the_feed(crawler, items)
-    assert any("unknown setting DEBOILER_MIN_PAGE (did you mean DEBOILER_MIN_PAGES?)" in r.getMessage()
-               for r in caplog.records if r.levelno == logging.WARNING)
+    warned = [r for r in caplog.records if r.levelno == logging.WARNING
+              and "unknown setting DEBOILER_MIN_PAGE (did you mean DEBOILER_MIN_PAGES?)" in r.getMessage()]
+    assert len(warned) == 1
 
 
 @pytest_twisted.ensureDeferred
