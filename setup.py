@@ -75,6 +75,9 @@ setup(
     install_requires=[
         "lxml>=5.0,<7",
         "w3lib>=2.1,<3",
+        # Byte statistics when a page's declared encoding is wrong: always the
+        # same guesser, so the same bytes decode alike on every install.
+        "charset-normalizer>=3,<4",
         # The CLI: fast JSON, .zst files, progress on a terminal.
         "orjson>=3.9,<4",
         "zstandard>=0.22,<1",

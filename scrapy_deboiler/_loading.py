@@ -86,8 +86,8 @@ _WEB_ENCODINGS = [
 
 
 def _detected(data: bytes) -> str | None:
-    """charset-normalizer's guess from byte statistics (it comes with
-    Scrapy; without it, no guess). Among equally good guesses windows-1252,
+    """charset-normalizer's guess from byte statistics (a dependency, so
+    every install guesses alike). Among equally good guesses windows-1252,
     the commonest legacy encoding on the web, wins: short Western pages
     read equally well in several one-byte encodings."""
     try:

@@ -25,6 +25,7 @@ from twisted.python.threadpool import ThreadPool
 
 from ._clean import CleanResult, Page, clean_page
 from ._content import default_model
+from ._executor import ProcessCleaner
 from ._engine import crawl_state, flush_feeds, scraper_busy
 from ._limits import Limits, Skip, check_page
 from ._model import FitParams, SiteModel
@@ -95,23 +96,41 @@ class _Site:
 
 
 def _clean_one(html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
-               params: FitParams, learn: bool, mode: str, explain: bool = False,
+               params: FitParams, learn: bool, mode: str, explain: bool = False, markdown: bool = False,
                ) -> tuple[CleanResult, frozenset[str] | None]:
     """One page of a site with a model (or none, in content mode); with
     ``learn`` also its signatures. Pages reach it checked against the
     limits already (``_process``). Runs in the pipeline's threads."""
     page = Page(html, url, encoding, params.scheme, limits=None)
     sigs = page.signatures if learn else None
-    return clean_page(page, model, mode=mode, explain=explain), sigs
+    return clean_page(page, model, mode=mode, explain=explain, markdown=markdown), sigs
 
 
 def _fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParams,
-              mode: str, explain: bool = False) -> tuple[SiteModel, list[CleanResult]]:
+              mode: str, explain: bool = False, markdown: bool = False) -> tuple[SiteModel, list[CleanResult]]:
     """Runs in a worker thread: fit a site's model and clean its pages,
     parsing each page once (checked against the limits already)."""
     parsed = [Page(html, url, enc, params.scheme, limits=None) for url, html, enc in pages]
     model = SiteModel.fit(parsed, params)
-    return model, [clean_page(p, model, mode=mode, explain=explain) for p in parsed]
+    return model, [clean_page(p, model, mode=mode, explain=explain, markdown=markdown) for p in parsed]
+
+
+def _from_future(future: Any) -> Deferred:
+    """A Deferred fired on the reactor thread when ``future`` is done."""
+    from twisted.internet import reactor
+    from twisted.python.failure import Failure
+
+    d: Deferred = Deferred()
+
+    def fire(f: Any) -> None:
+        e = f.exception()
+        if e is not None:
+            d.errback(Failure(e))
+        else:
+            d.callback(f.result())
+
+    future.add_done_callback(lambda f: reactor.callFromThread(fire, f))
+    return d
 
 
 class DeboilerPipeline:
@@ -158,6 +177,9 @@ class DeboilerPipeline:
         self.inline_max = cfg.inline_max_bytes
         self.interval = cfg.watchdog_interval
         self.threads = cfg.threads
+        self.processes = cfg.processes
+        self.markdown = cfg.markdown
+        self.markdown_field = cfg.markdown_field
         self.params = FitParams()
         self.limits = Limits(max_bytes=cfg.max_page_bytes, max_elements=cfg.max_page_elements)
         # Held items keep their responses in Scrapy's scraper slot; a full slot
@@ -183,6 +205,7 @@ class DeboilerPipeline:
         self._quiet_ticks = 0
         self._loop: Any = None
         self._pool: ThreadPool | None = None
+        self._cleaner: ProcessCleaner | None = None
         self._shutdown_trigger: Any = None
         self._pool_trigger: Any = None
         self._unwritable: set[type] = set()
@@ -219,6 +242,8 @@ class DeboilerPipeline:
                 logger.exception("deboiler: cannot sweep %s", self.directory)
         self._pool = ThreadPool(minthreads=0, maxthreads=self.threads, name="deboiler")
         self._pool.start()
+        if self.processes:
+            self._cleaner = ProcessCleaner(self.processes)
         self._loop = create_looping_call(self._tick)
         self._loop.start(self.interval, now=False)
         self._shutdown_trigger = reactor.addSystemEventTrigger("before", "shutdown", self._before_shutdown)
@@ -230,6 +255,22 @@ class DeboilerPipeline:
         if self._pool is not None:
             self._pool.stop()
             self._pool = None
+        if self._cleaner is not None:
+            self._cleaner.shutdown()
+            self._cleaner = None
+
+    def _cleaning(self, *args: Any) -> Deferred:
+        """``_clean_one(*args)`` in a worker process (DEBOILER_PROCESSES) or
+        in the threads."""
+        if self._cleaner is not None:
+            return _from_future(self._cleaner.clean(*args))
+        return self._in_pool(_clean_one, *args)
+
+    def _fitting(self, *args: Any) -> Deferred:
+        """``_fit_site(*args)`` in a worker process or in the threads."""
+        if self._cleaner is not None:
+            return _from_future(self._cleaner.fit(*args))
+        return self._in_pool(_fit_site, *args)
 
     def _in_pool(self, f: Any, *args: Any) -> Deferred:
         from twisted.internet import reactor
@@ -473,14 +514,14 @@ class DeboilerPipeline:
         site.inflight += 1
         model = site.model
         want_sigs = model is not None and (self.learn or model.provisional)
-        args = (html, url, encoding, model, self.params, want_sigs, self.mode, self.explain)
+        args = (html, url, encoding, model, self.params, want_sigs, self.mode, self.explain, self.markdown)
         if len(html) <= self.inline_max:
             try:
                 job = succeed(_clean_one(*args))
             except Exception:
                 job = fail()
         else:
-            job = self._in_pool(_clean_one, *args)
+            job = self._cleaning(*args)
 
         def done(r: tuple[CleanResult, frozenset[str] | None]) -> None:
             result, sigs = r
@@ -586,6 +627,8 @@ class DeboilerPipeline:
                   self.status_field: status}
         if self.comments_field:
             fields[self.comments_field] = result.comments
+        if self.markdown:
+            fields[self.markdown_field] = result.markdown
         if site.report is not None:
             site.report.add_page(status["status"], len(html), len(result.html), result.removed_blocks)
         lossy = not _LOSSY.isdisjoint(all_notes)
@@ -698,8 +741,8 @@ class DeboilerPipeline:
         self.busy += 1
         started = time.perf_counter()
         provisional = len(pages) < self.min_pages
-        d = self._in_pool(_fit_site, [(p.url, p.html, p.encoding) for p in pages], self.params,
-                          self.mode, self.explain)
+        d = self._fitting([(p.url, p.html, p.encoding) for p in pages], self.params,
+                          self.mode, self.explain, self.markdown)
 
         def done(result: tuple[SiteModel, list[CleanResult]]) -> None:
             model, results = result

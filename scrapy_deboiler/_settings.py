@@ -54,6 +54,9 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_WATCHDOG_INTERVAL": 0.5,
     "DEBOILER_INLINE_MAX_BYTES": 0,
     "DEBOILER_THREADS": None,  # None: one a core but one, at least 1, at most 4
+    "DEBOILER_PROCESSES": 0,  # worker processes that clean instead of the threads
+    "DEBOILER_MARKDOWN": False,
+    "DEBOILER_MARKDOWN_FIELD": "clean_markdown",
     "DEBOILER_MODE": "content",
     "DEBOILER_COMMENTS_FIELD": None,
     "DEBOILER_MAX_PAGE_BYTES": Limits.max_bytes,
@@ -85,6 +88,9 @@ class DeboilerSettings:
     watchdog_interval: float
     inline_max_bytes: int
     threads: int
+    processes: int
+    markdown: bool
+    markdown_field: str
     mode: str
     comments_field: str | None
     max_page_bytes: int
@@ -237,9 +243,10 @@ def read_settings(settings: Any, *, where: Callable[[str], str] = os.path.abspat
         "DEBOILER_CLEAN_HTML_FIELD", "DEBOILER_STATUS_FIELD")}
     fields["DEBOILER_ENCODING_FIELD"] = _field("DEBOILER_ENCODING_FIELD", raw("DEBOILER_ENCODING_FIELD"), True)
     fields["DEBOILER_COMMENTS_FIELD"] = _field("DEBOILER_COMMENTS_FIELD", raw("DEBOILER_COMMENTS_FIELD"), True)
+    fields["DEBOILER_MARKDOWN_FIELD"] = _field("DEBOILER_MARKDOWN_FIELD", raw("DEBOILER_MARKDOWN_FIELD"))
     # Fields the pipeline writes must not overwrite each other or its input.
     written = ("DEBOILER_TEXT_FIELD", "DEBOILER_CLEAN_HTML_FIELD", "DEBOILER_STATUS_FIELD",
-               "DEBOILER_COMMENTS_FIELD")
+               "DEBOILER_COMMENTS_FIELD", "DEBOILER_MARKDOWN_FIELD")
     for a in written:
         for b in (*written, "DEBOILER_URL_FIELD", "DEBOILER_HTML_FIELD", "DEBOILER_ENCODING_FIELD"):
             if a != b and fields[a] is not None and fields[a] == fields[b]:
@@ -266,6 +273,9 @@ def read_settings(settings: Any, *, where: Callable[[str], str] = os.path.abspat
         watchdog_interval=_float("DEBOILER_WATCHDOG_INTERVAL", raw("DEBOILER_WATCHDOG_INTERVAL"), 0, 60),
         inline_max_bytes=_int("DEBOILER_INLINE_MAX_BYTES", raw("DEBOILER_INLINE_MAX_BYTES"), 0),
         threads=_default_threads() if threads is None else _int("DEBOILER_THREADS", threads, 1, 64),
+        processes=_int("DEBOILER_PROCESSES", raw("DEBOILER_PROCESSES"), 0, 64),
+        markdown=_bool("DEBOILER_MARKDOWN", raw("DEBOILER_MARKDOWN")),
+        markdown_field=fields["DEBOILER_MARKDOWN_FIELD"],
         mode=_choice("DEBOILER_MODE", raw("DEBOILER_MODE"), ("boilerplate", "content")),
         comments_field=fields["DEBOILER_COMMENTS_FIELD"],
         max_page_bytes=_int("DEBOILER_MAX_PAGE_BYTES", raw("DEBOILER_MAX_PAGE_BYTES"), 1),

@@ -206,3 +206,24 @@ async def test_concurrent_items_below_the_threshold(tmp_path):
     check_all_items_reached_the_feed(crawler, items)
     assert len(items) == 30
     assert all(i["deboiler"]["status"] == "cleaned" for i in items)
+
+
+@pytest_twisted.ensureDeferred
+async def test_worker_processes_clean_as_the_threads_do_and_markdown_rides_along(tmp_path):
+    (a, pa), (b, pb) = serve_site(12, "alpha"), serve_site(3, "beta")
+    try:
+        runs = {}
+        for processes in (0, 1):
+            folder = tmp_path / f"p{processes}"
+            folder.mkdir()
+            crawler, items = await crawl(folder, [a, b], DEBOILER_PROCESSES=processes, DEBOILER_MARKDOWN=True)
+            check_all_items_reached_the_feed(crawler, items)
+            runs[processes] = {i["url"]: i for i in items}
+    finally:
+        close(pa, pb)
+    assert runs[0].keys() == runs[1].keys() and len(runs[0]) == 15
+    for path, item in runs[1].items():
+        other = runs[0][path]
+        assert item["clean_text"] == other["clean_text"] and item["clean_markdown"] == other["clean_markdown"]
+        assert item["deboiler"]["status"] == other["deboiler"]["status"] in ("cleaned", "single_page")
+        assert item["clean_markdown"].startswith("# ") and "Privacy policy" not in item["clean_markdown"]
