@@ -110,7 +110,7 @@ setup(
     },
     ext_modules=extensions(),
     cmdclass={"build_ext": OptionalBuildExt},
-    entry_points={"console_scripts": ["scrapy-deboiler=scrapy_deboiler._cli:main"]},
+    entry_points={"console_scripts": ["scrapy-deboiler=scrapy_deboiler._cli:entry"]},
     classifiers=[
         "Framework :: Scrapy",
         "Programming Language :: Python :: 3",

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
+import os
 import sys
 import time
 from collections import Counter
@@ -20,7 +22,7 @@ from ._show import annotate_page
 from ._store import SignatureFileError, SignatureStore, load_model, model_from_json
 from ._urls import site_of_url
 
-__all__ = ["main"]
+__all__ = ["entry", "main"]
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -63,6 +65,7 @@ def _options(args: argparse.Namespace) -> BatchOptions:
         max_memory=max(1, args.max_memory) * 1024 * 1024,
         progress=not args.no_progress,
         markdown=args.markdown,
+        retain_kept=_EXITING,
     )
 
 
@@ -207,6 +210,31 @@ def _evaluate(args: argparse.Namespace) -> int:
           f"predictions ({summary['missing']} missing); {summary['ignored_predictions']} predictions "
           "without gold ignored")
     return 0
+
+
+#: Set by ``entry``: this process ends as soon as the command is done.
+_EXITING = False
+
+
+def entry() -> None:
+    """The ``scrapy-deboiler`` command. It exits without freeing what it
+    parsed (``os._exit``): freeing a parsed page costs about half of what
+    parsing it did, and the process ends anyway. Fewer, larger garbage
+    collections too: the run makes millions of short-lived objects and few
+    cycles (4 % of the time went to collecting)."""
+    global _EXITING
+    _EXITING = True
+    gc.set_threshold(50_000, 20, 100)
+    try:
+        code = main()
+    except SystemExit as e:  # argparse's --help and errors
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+        if not isinstance(e.code, int) and e.code is not None:
+            print(e.code, file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    logging.shutdown()
+    os._exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:
