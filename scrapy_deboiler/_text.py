@@ -8,6 +8,8 @@ already cleaned tree, with no second cleaning step.
 
 from __future__ import annotations
 
+import re
+
 from lxml import etree
 
 __all__ = ["BLOCK_TAGS", "SKIP_TAGS", "drop", "tree_text"]
@@ -87,6 +89,11 @@ def tree_text_py(root: etree._Element) -> str:
     return "".join(done)
 
 
+#: Characters libxml2 keeps in parsed text (numeric references such as
+#: ``&#26;``) but lxml refuses in text set from Python.
+_UNSETTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
 def drop(el: etree._Element) -> None:
     """Detach ``el`` with its subtree but keep its tail text in place."""
     parent = el.getparent()
@@ -96,7 +103,17 @@ def drop(el: etree._Element) -> None:
     if tail:
         prev = el.getprevious()
         if prev is not None:
-            prev.tail = (prev.tail or "") + tail
+            _set(prev, "tail", (prev.tail or "") + tail)
         else:
-            parent.text = (parent.text or "") + tail
+            _set(parent, "text", (parent.text or "") + tail)
     parent.remove(el)
+
+
+def _set(el: etree._Element, attr: str, text: str) -> None:
+    """Set ``el.text`` or ``el.tail``; control characters that came from the
+    page's character references (which a browser does not show) are left
+    out rather than fail the page."""
+    try:
+        setattr(el, attr, text)
+    except ValueError:
+        setattr(el, attr, _UNSETTABLE.sub("", text))
