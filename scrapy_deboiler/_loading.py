@@ -28,6 +28,11 @@ _TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)[^>]*?(/?)>")
 _CONTROL_BYTES = bytes([*range(1, 9), 11, *range(14, 32)])
 _REPLACEMENT = "\ufffd".encode("utf-8")
 
+try:
+    from . import _speedups
+except ImportError:  # not compiled: every page goes through _repair's checks
+    _speedups = None
+
 
 @dataclass
 class ParsedHTML:
@@ -192,6 +197,28 @@ def flatten_deep(text: str, max_depth: int = MAX_DEPTH) -> str:
     return "".join(out)
 
 
+def _repair(data: bytes, notes: list[str]) -> bytes:
+    """``data`` with what browsers do not show, and lxml refuses in text it
+    sets, replaced or removed; ``notes`` says what was found."""
+    if b"\x00" in data:  # browsers read NUL as U+FFFD
+        data = data.replace(b"\x00", _REPLACEMENT)
+        notes.append("nul")
+    cleaned = data.translate(None, _CONTROL_BYTES)
+    changed = len(cleaned) != len(data)
+    # Form feed is whitespace to a browser; U+FFFE and U+FFFF are not
+    # characters. lxml refuses all three in text it sets (found by fuzzing).
+    if b"\x0c" in cleaned:
+        cleaned = cleaned.replace(b"\x0c", b" ")
+        changed = True
+    if b"\xef\xbf\xbe" in cleaned or b"\xef\xbf\xbf" in cleaned:
+        cleaned = cleaned.replace(b"\xef\xbf\xbe", _REPLACEMENT).replace(b"\xef\xbf\xbf", _REPLACEMENT)
+        changed = True
+    if changed:
+        notes.append("control-characters")
+        return cleaned
+    return data
+
+
 def empty_root() -> etree._Element:
     root = etree.Element("html")
     etree.SubElement(root, "body")
@@ -216,22 +243,8 @@ def parse_html(
     except UnicodeEncodeError:  # lone surrogates (only in str input) become "?"
         data = text.encode("utf-8", "replace")
         notes.append("surrogates")
-    if b"\x00" in data:  # browsers read NUL as U+FFFD
-        data = data.replace(b"\x00", _REPLACEMENT)
-        notes.append("nul")
-    cleaned = data.translate(None, _CONTROL_BYTES)
-    changed = len(cleaned) != len(data)
-    # Form feed is whitespace to a browser; U+FFFE and U+FFFF are not
-    # characters. lxml refuses all three in text it sets (found by fuzzing).
-    if b"\x0c" in cleaned:
-        cleaned = cleaned.replace(b"\x0c", b" ")
-        changed = True
-    if b"\xef\xbf\xbe" in cleaned or b"\xef\xbf\xbf" in cleaned:
-        cleaned = cleaned.replace(b"\xef\xbf\xbe", _REPLACEMENT).replace(b"\xef\xbf\xbf", _REPLACEMENT)
-        changed = True
-    if changed:
-        data = cleaned
-        notes.append("control-characters")
+    if _speedups is None or _speedups.needs_repair(data):
+        data = _repair(data, notes)
     if not data or data.isspace():
         return ParsedHTML(empty_root(), enc, notes + ["empty"])
     parser = _parser()

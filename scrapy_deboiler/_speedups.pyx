@@ -201,6 +201,29 @@ def blake2b8(bytes data, bint template=False):
     return out[:16].decode("ascii")
 
 
+def needs_repair(bytes data):
+    """Whether ``_loading.parse_html`` has any byte repair to make in
+    ``data`` (UTF-8): a NUL, another C0 control character but tab, newline
+    and CR, or the encoding of U+FFFE or U+FFFF. One pass over the bytes
+    instead of a ``translate`` copy and four searches (4 % of the CLI's
+    instructions); the Python checks still make the repairs."""
+    cdef const unsigned char* p = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i
+    cdef unsigned char c
+    cdef bint found = False
+    with nogil:
+        for i in range(n):
+            c = p[i]
+            if c < 32:
+                if c != 9 and c != 10 and c != 13:
+                    found = True
+                    break
+            elif c == 0xef and i + 2 < n and p[i + 1] == 0xbf and (p[i + 2] == 0xbe or p[i + 2] == 0xbf):
+                found = True
+                break
+    return found
+
+
 cdef inline bint counted_text(xmlNode* node, xmlNode* root) noexcept nogil:
     """Text and CDATA nodes inside ``root``, but not script or style code."""
     cdef const char* parent
@@ -556,9 +579,98 @@ cdef int _sign_pass2(xmlNode* c_root, const char* tp, const char* tend, Names* n
     return err
 
 
-def tree_text(object root, dict classes):
+cdef inline Py_ssize_t space_len(const unsigned char* p, Py_ssize_t left) noexcept nogil:
+    """Bytes of the UTF-8 character at ``p`` when ``str.split`` counts it as
+    whitespace (``str.isspace``), else 0."""
+    cdef unsigned char c = p[0], d, e
+    if c < 128:
+        return 1 if ascii_space(c) else 0
+    if c == 0xc2 and left >= 2:
+        d = p[1]
+        return 2 if d == 0x85 or d == 0xa0 else 0
+    if left < 3:
+        return 0
+    d = p[1]
+    e = p[2]
+    if c == 0xe1:  # U+1680
+        return 3 if d == 0x9a and e == 0x80 else 0
+    if c == 0xe2:
+        if d == 0x80:  # U+2000-U+200A, U+2028, U+2029, U+202F
+            return 3 if (0x80 <= e <= 0x8a) or e == 0xa8 or e == 0xa9 or e == 0xaf else 0
+        return 3 if d == 0x81 and e == 0x9f else 0  # U+205F
+    if c == 0xe3:  # U+3000
+        return 3 if d == 0x80 and e == 0x80 else 0
+    return 0
+
+
+cdef int finish_lines(Buf* src, Buf* out) noexcept nogil:
+    """``_text.finish_text`` on UTF-8 bytes: the lines between NULs with
+    their whitespace collapsed to single spaces, blank ones dropped, joined
+    by newlines."""
+    cdef const unsigned char* p = <const unsigned char*>src.data
+    cdef Py_ssize_t i = 0, n = src.len, k, start
+    cdef bint line_has = False, space = False, newline = False
+    while i < n:
+        if p[i] == 0:
+            if line_has:
+                newline = True
+            line_has = False
+            space = False
+            i += 1
+            continue
+        k = space_len(p + i, n - i)
+        if k:
+            space = True
+            i += k
+            continue
+        start = i  # a run of characters that are not whitespace
+        i += 1
+        while i < n and p[i] != 0 and space_len(p + i, n - i) == 0:
+            i += 1
+        if newline:
+            if c_add1(out, 10) < 0:
+                return -1
+            newline = False
+        elif space and line_has:
+            if c_add1(out, 32) < 0:
+                return -1
+        space = False
+        line_has = True
+        if c_add(out, <const char*>p + start, i - start) < 0:
+            return -1
+    return 0
+
+
+def finish_text(bytes marked):
+    """The compiled ``_text.finish_text``, for tests (UTF-8 in, str out)."""
+    cdef Buf src, out
+    src.data = PyBytes_AS_STRING(marked); src.len = PyBytes_GET_SIZE(marked); src.cap = src.len
+    out.data = NULL; out.len = 0; out.cap = 0
+    try:
+        if finish_lines(&src, &out) < 0:
+            raise MemoryError()
+        return PyBytes_FromStringAndSize(out.data, out.len).decode("utf-8", "surrogatepass")
+    finally:
+        free(out.data)
+
+
+cdef int _text_code(Names* names, xmlNode* node, dict classes) except -1:
+    """The class of ``node``'s tag for ``tree_text``, asked of ``classes``
+    once per name a page (not twice per element)."""
+    cdef Py_ssize_t k = names_find(names, <const char*>node.name)
+    if k >= 0:
+        return names.items[k].flag
+    code = classes.get(<bytes>(<const char*>node.name), INLINE)
+    if names_add(names, <const char*>node.name) < 0:
+        raise MemoryError()
+    names.items[names.n - 1].flag = code
+    return code
+
+
+def tree_text(object root, dict classes, bint finish=False):
     """Text of ``root`` with NUL where lines break, as ``_text.tree_text_py``
-    builds it before the final whitespace pass; None for namespaced trees."""
+    builds it before the final whitespace pass (with ``finish``, after it:
+    ``_text.finish_text``); None for namespaced trees."""
     cdef cetree._Element el = <cetree._Element?>root
     cdef xmlNode* c_root = el._c_node
     cdef xmlNode* node = c_root
@@ -567,13 +679,17 @@ def tree_text(object root, dict classes):
     cdef int code
     cdef Py_ssize_t pre = 0, i, start
     cdef const char* content
+    cdef Names names
+    cdef Buf fin
     out.data = NULL; out.len = 0; out.cap = 0
+    fin.data = NULL; fin.len = 0; fin.cap = 0
+    names.items = NULL; names.n = 0; names.cap = 0
     try:
         while True:
             if down and node.type == ELEMENT:
                 if node.ns != NULL:
                     return None
-                code = classes.get(<bytes>(<const char*>node.name), INLINE)
+                code = _text_code(&names, node, classes)
                 if code != SKIP:  # skipped elements are not entered
                     if code == BLOCK or code == PRE:
                         add_break(&out)
@@ -595,7 +711,7 @@ def tree_text(object root, dict classes):
                             if out.data[i] == 10:
                                 out.data[i] = 0
             if not down:
-                code = classes.get(<bytes>(<const char*>node.name), INLINE)
+                code = _text_code(&names, node, classes)
                 if code == BLOCK or code == PRE:
                     add_break(&out)
                 elif code == CELL:
@@ -604,9 +720,15 @@ def tree_text(object root, dict classes):
                     pre -= 1
             if not step(&node, c_root, &down):
                 break
+        if finish:
+            if finish_lines(&out, &fin) < 0:
+                raise MemoryError()
+            return PyBytes_FromStringAndSize(fin.data, fin.len).decode("utf-8", "surrogatepass")
         return PyBytes_FromStringAndSize(out.data, out.len).decode("utf-8", "surrogatepass")
     finally:
         free(out.data)
+        free(fin.data)
+        free(names.items)
 
 
 def score_trees(list rows, const int[:] feature, const double[:] threshold, const int[:] left,

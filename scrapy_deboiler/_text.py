@@ -48,10 +48,11 @@ except ImportError:  # not compiled: the pure-Python walk gives the same result
 
 def tree_text(root: etree._Element) -> str:
     """Visible text of ``root``, one block a line, whitespace collapsed."""
-    marked = _speedups.tree_text(root, _CLASSES) if _speedups is not None else None
-    if marked is None:
-        marked = tree_text_py(root)
-    return finish_text(marked)
+    if _speedups is not None:
+        text = _speedups.tree_text(root, _CLASSES, True)
+        if text is not None:
+            return text
+    return finish_text(tree_text_py(root))
 
 
 def finish_text(marked: str) -> str:

@@ -33,7 +33,7 @@ def same(root, scheme=SignatureScheme()):
     assert blocks == [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars, b.words) for b in py_blocks]
     same_table(root, py_blocks)
     assert _text.finish_text(_text.tree_text_py(root)) == _text.finish_text(
-        speedups.tree_text(root, _text._CLASSES))
+        speedups.tree_text(root, _text._CLASSES)) == speedups.tree_text(root, _text._CLASSES, True)
 
 
 def same_table(root, py_blocks, title="", skip=frozenset(), near=frozenset()):
@@ -153,3 +153,32 @@ def test_places_ignore_numbers_and_spacing_in_classes():
     assert len(places) == 3 and places[0] == places[1] != places[2]
     assert _content.place_keys(_content.page_blocks_py(root), root)[:2] == [
         "html./body./div.post-entry/", "html./body./div.post-entry/"]
+
+
+#: Characters str.split() treats as whitespace and neighbours that it does not.
+_SPACES = ["\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1f", " ", "\x85", "\xa0", "\u1680",
+           "\u2000", "\u200a", "\u200b", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000",
+           "\u180e", "\ufeff", "\x00", "\x00", "a", "\xe9", "\u20ac", "\U0001d11e"]
+
+
+def test_compiled_line_finishing_splits_on_what_python_calls_whitespace():
+    for c in [*range(1, 0x3001), 0xFEFF, 0x1D11E]:
+        text = f"a{chr(c)}b\x00 \x00{chr(c)}"
+        assert speedups.finish_text(text.encode()) == _text.finish_text(text), hex(c)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_SPACES), max_size=20).map("".join))
+def test_compiled_line_finishing_equals_the_python_definition(marked):
+    assert speedups.finish_text(marked.encode()) == _text.finish_text(marked)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=40) | st.lists(st.sampled_from(
+    [b"a", b"\x00", b"\x01", b"\x08", b"\t", b"\n", b"\x0b", b"\x0c", b"\r", b"\x1f", b"\x7f",
+     b"\xef", b"\xbf", b"\xbe", b"\xbd", b"\xef\xbf\xbe", b"\xef\xbf\xbf"]), max_size=12).map(b"".join))
+def test_the_compiled_repair_check_finds_every_byte_the_loader_repairs(data):
+    from scrapy_deboiler import _loading
+
+    notes: list[str] = []
+    assert speedups.needs_repair(data) == (_loading._repair(data, notes) != data or bool(notes))
