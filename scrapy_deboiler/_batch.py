@@ -38,6 +38,11 @@ from ._model import FitParams
 from ._sitedb import SiteDB, SiteState
 from ._store import SignatureFileError, SignatureStore
 from ._urls import site_of_url
+
+try:
+    from . import _speedups
+except ImportError:  # not compiled
+    _speedups = None
 from ._warc import ArchiveError, archive_pages, is_archive
 
 __all__ = ["ArchiveError", "BatchOptions", "DamagedInput", "SiteState", "clean_file", "clean_record", "fit_file", "site_of"]
@@ -188,6 +193,14 @@ def clean_record(record: Any, options: BatchOptions, state: SiteState | Callable
 
 # -- the work on pages, in this process or in workers --------------------------
 
+def _packed(page: Page) -> bytes:
+    """The page's distinct signatures as sorted 8-byte values (the site
+    table's form); compiled, sorting numbers rather than hex strings."""
+    sigs = page.signed.signatures
+    packed = _speedups.pack_signatures(sigs) if _speedups is not None else None
+    return packed if packed is not None else bytes.fromhex("".join(sorted(set(sigs))))
+
+
 class _Work:
     """Parses and signs pages (pass 1), keeping those it is told to, and
     cleans them (pass 3)."""
@@ -223,7 +236,7 @@ class _Work:
                     self.kept[index] = {**_output_fields(record, options),
                                         "deboiler": {"status": "error", "reason": f"{type(e).__name__}: {e}"}}
                 continue
-            infos.append((site_of(record, options), url, bytes.fromhex("".join(sorted(page.signatures)))))
+            infos.append((site_of(record, options), url, _packed(page)))
             if n < keep:  # the HTML is parsed already; its type says archive or not
                 record[options.html_field] = b"" if isinstance(html, bytes) else ""
                 self.kept[index] = (record, page)

@@ -224,6 +224,62 @@ def needs_repair(bytes data):
     return found
 
 
+cdef int _cmp_u64(const void* a, const void* b) noexcept nogil:
+    cdef u64 x = (<const u64*>a)[0], y = (<const u64*>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef extern from "stdlib.h":
+    void qsort(void* base, size_t n, size_t size, int (*cmp)(const void*, const void*) noexcept nogil) nogil
+
+
+def pack_signatures(list sigs):
+    """``bytes.fromhex("".join(sorted(set(sigs))))`` for 16-hex-digit
+    signatures: a page's distinct signatures as sorted 8-byte big-endian
+    values, sorted as numbers instead of as strings. None if one is not 16
+    lowercase hex digits (the caller then uses the Python form)."""
+    cdef Py_ssize_t n = len(sigs), i, j, k
+    cdef u64* vals = <u64*>malloc((n if n else 1) * sizeof(u64))
+    cdef u64 v
+    cdef const char* p
+    cdef unsigned char c
+    cdef bytes out
+    cdef unsigned char* o
+    if vals == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            sig = sigs[i]
+            if not isinstance(sig, str) or PyUnicode_GET_LENGTH(sig) != 16 or not PyUnicode_IS_ASCII(sig):
+                return None
+            p = <const char*>PyUnicode_1BYTE_DATA(sig)
+            v = 0
+            for j in range(16):
+                c = <unsigned char>p[j]
+                if 48 <= c <= 57:
+                    v = (v << 4) | (c - 48)
+                elif 97 <= c <= 102:
+                    v = (v << 4) | (c - 87)
+                else:
+                    return None
+            vals[i] = v
+        qsort(vals, n, sizeof(u64), _cmp_u64)
+        k = 0
+        for i in range(n):
+            if k == 0 or vals[i] != vals[k - 1]:
+                vals[k] = vals[i]
+                k += 1
+        out = PyBytes_FromStringAndSize(NULL, 8 * k)
+        o = <unsigned char*>PyBytes_AS_STRING(out)
+        for i in range(k):
+            v = vals[i]
+            for j in range(8):
+                o[8 * i + j] = <unsigned char>((v >> (56 - 8 * j)) & 0xff)
+        return out
+    finally:
+        free(vals)
+
+
 cdef inline bint counted_text(xmlNode* node, xmlNode* root) noexcept nogil:
     """Text and CDATA nodes inside ``root``, but not script or style code."""
     cdef const char* parent

@@ -182,3 +182,11 @@ def test_the_compiled_repair_check_finds_every_byte_the_loader_repairs(data):
 
     notes: list[str] = []
     assert speedups.needs_repair(data) == (_loading._repair(data, notes) != data or bool(notes))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1) | st.integers(0, 15), max_size=40))
+def test_compiled_signature_packing_sorts_numbers_as_python_sorts_hex(values):
+    sigs = [f"{v:016x}" for v in values]
+    assert speedups.pack_signatures(sigs) == bytes.fromhex("".join(sorted(set(sigs))))
+    assert speedups.pack_signatures(sigs + ["ABCDEF0123456789"]) is None
