@@ -47,6 +47,7 @@ HINTS = (
 ).split()
 _HINT = re.compile("|".join(HINTS))
 _HINT_BIT = {h: 1 << i for i, h in enumerate(HINTS)}
+_HINT_WORDS = tuple(h.encode("ascii") for h in HINTS)
 #: Block tags with a feature of their own.
 TAGS = ("p h1 h2 h3 h4 h5 h6 li td tr div pre blockquote dd dt table section article "
         "form header footer nav aside ul br body").split()
@@ -87,9 +88,12 @@ MAX_HINTS = 5
 def _hint_bits(cls: str | None, ident: str | None) -> int:
     """HINTS found in an element's class and id, as bits (callers cache
     them by (class, id): pages repeat a few values many times)."""
-    bits = 0
-    for m in _HINT.findall(f"{cls or ''} {ident or ''}".lower()):
-        bits |= _HINT_BIT[m]
+    text = f"{cls or ''} {ident or ''}".lower()
+    bits = _speedups.literal_hits(text, _HINT_WORDS) if _speedups is not None else -1
+    if bits < 0:
+        bits = 0
+        for m in _HINT.findall(text):
+            bits |= _HINT_BIT[m]
     return bits if bin(bits).count("1") <= MAX_HINTS else 0
 
 

@@ -103,10 +103,10 @@ def check_page(html: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Skip | Non
         if root in _XML_ROOTS or (stripped.startswith(b"<?xml")
                                   and root.decode("ascii", "replace") not in _HTML_TAGS):
             return Skip("xml", f"XML document <{root.decode('ascii', 'replace')}>, not HTML")
-    # Count '<' first (memchr speed); look for real start tags only when
-    # that bound is over the limit.
-    lt = html.count(b"<" if isinstance(html, bytes) else "<")
-    if lt > limits.max_elements:
+    # A page holds no more '<' than characters: count them only when it is
+    # longer than the limit (1.5 % of the CLI's work went to counting), and
+    # look for real start tags only when that count is over it.
+    if size > limits.max_elements and html.count(b"<" if isinstance(html, bytes) else "<") > limits.max_elements:
         data = html if isinstance(html, bytes) else html.encode("utf-8", "surrogatepass")
         tags = sum(1 for _ in _START_TAG.finditer(data))
         if tags > limits.max_elements:

@@ -23,7 +23,7 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
 from libc.math cimport fabs, log1p
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcpy, memset, strcmp, strlen
+from libc.string cimport memcmp, memcpy, memset, strcmp, strlen
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
@@ -201,6 +201,45 @@ def blake2b8(bytes data, bint template=False):
     return out[:16].decode("ascii")
 
 
+#: Bytes ``needs_repair`` looks at: C0 controls but tab, newline and CR,
+#: and 0xEF (the lead byte of U+FFFE and U+FFFF).
+cdef unsigned char[256] REPAIR_BYTE
+memset(REPAIR_BYTE, 0, 256)
+for _b in range(32):
+    REPAIR_BYTE[_b] = _b not in (9, 10, 13)
+REPAIR_BYTE[0xef] = 1
+
+
+def literal_hits(str text, tuple words):
+    """Bits of the ``words`` that ``re.compile("|".join(words)).findall(text)``
+    finds (leftmost match first, the earliest word winning at a position,
+    matches not overlapping), for ASCII ``text`` and words; -1 for text
+    that is not ASCII (the caller then uses the regex). Python's regex
+    engine tries an alternation of 32 words slowly: 2 % of content mode."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0, w, k, m
+    cdef const char* t
+    cdef const char* word
+    cdef long long bits = 0
+    cdef bint hit
+    if not PyUnicode_IS_ASCII(text):
+        return -1
+    t = <const char*>PyUnicode_1BYTE_DATA(text)
+    k = len(words)
+    while i < n:
+        hit = False
+        for w in range(k):
+            word = PyBytes_AS_STRING(words[w])
+            m = PyBytes_GET_SIZE(words[w])
+            if m and m <= n - i and t[i] == word[0] and memcmp(t + i, word, m) == 0:
+                bits |= 1LL << w
+                i += m
+                hit = True
+                break
+        if not hit:
+            i += 1
+    return bits
+
+
 def needs_repair(bytes data):
     """Whether ``_loading.parse_html`` has any byte repair to make in
     ``data`` (UTF-8): a NUL, another C0 control character but tab, newline
@@ -209,18 +248,13 @@ def needs_repair(bytes data):
     instructions); the Python checks still make the repairs."""
     cdef const unsigned char* p = <const unsigned char*>PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i
-    cdef unsigned char c
     cdef bint found = False
     with nogil:
         for i in range(n):
-            c = p[i]
-            if c < 32:
-                if c != 9 and c != 10 and c != 13:
+            if REPAIR_BYTE[p[i]]:  # a table: one load and test a byte
+                if p[i] != 0xef or (i + 2 < n and p[i + 1] == 0xbf and (p[i + 2] == 0xbe or p[i + 2] == 0xbf)):
                     found = True
                     break
-            elif c == 0xef and i + 2 < n and p[i + 1] == 0xbf and (p[i + 2] == 0xbe or p[i + 2] == 0xbf):
-                found = True
-                break
     return found
 
 

@@ -190,3 +190,13 @@ def test_compiled_signature_packing_sorts_numbers_as_python_sorts_hex(values):
     sigs = [f"{v:016x}" for v in values]
     assert speedups.pack_signatures(sigs) == bytes.fromhex("".join(sorted(set(sigs))))
     assert speedups.pack_signatures(sigs + ["ABCDEF0123456789"]) is None
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([*_content.HINTS, "head", "shad", "commen", "x", "-", " ", "é"]),
+                max_size=10).map("".join))
+def test_compiled_hint_matching_finds_what_the_regex_finds(text):
+    bits = 0
+    for m in _content._HINT.findall(text):
+        bits |= _content._HINT_BIT[m]
+    assert speedups.literal_hits(text, _content._HINT_WORDS) == (bits if text.isascii() else -1)
