@@ -21,6 +21,7 @@ from cpython.unicode cimport (Py_UNICODE_ISALNUM, Py_UNICODE_ISALPHA, Py_UNICODE
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
+    int __builtin_ctzll(unsigned long long x) nogil
 from libc.math cimport fabs, log1p
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset, strcmp, strlen
@@ -213,30 +214,37 @@ REPAIR_BYTE[0xef] = 1
 def literal_hits(str text, tuple words):
     """Bits of the ``words`` that ``re.compile("|".join(words)).findall(text)``
     finds (leftmost match first, the earliest word winning at a position,
-    matches not overlapping), for ASCII ``text`` and words; -1 for text
-    that is not ASCII (the caller then uses the regex). Python's regex
-    engine tries an alternation of 32 words slowly: 2 % of content mode."""
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0, w, k, m
-    cdef const char* t
-    cdef const char* word
-    cdef long long bits = 0
-    cdef bint hit
-    if not PyUnicode_IS_ASCII(text):
+    matches not overlapping), for ASCII ``text`` and at most 64 non-empty
+    ASCII words; -1 for text that is not ASCII (the caller then uses the
+    regex). Python's regex engine tries an alternation of 32 words slowly:
+    2 % of content mode."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0, k = len(words), w
+    cdef const unsigned char* t
+    cdef const char* ptr[64]
+    cdef Py_ssize_t size[64]
+    cdef unsigned long long first[256]
+    cdef unsigned long long bits = 0, cand
+    if not PyUnicode_IS_ASCII(text) or k > 64:
         return -1
-    t = <const char*>PyUnicode_1BYTE_DATA(text)
-    k = len(words)
+    memset(first, 0, sizeof(first))
+    for w in range(k):
+        word = words[w]
+        ptr[w] = PyBytes_AS_STRING(word)
+        size[w] = PyBytes_GET_SIZE(word)
+        if size[w] == 0:
+            return -1
+        first[<unsigned char>ptr[w][0]] |= 1ULL << w
+    t = <const unsigned char*>PyUnicode_1BYTE_DATA(text)
     while i < n:
-        hit = False
-        for w in range(k):
-            word = PyBytes_AS_STRING(words[w])
-            m = PyBytes_GET_SIZE(words[w])
-            if m and m <= n - i and t[i] == word[0] and memcmp(t + i, word, m) == 0:
-                bits |= 1LL << w
-                i += m
-                hit = True
+        cand = first[t[i]]
+        while cand:  # the words starting with this character, in order
+            w = __builtin_ctzll(cand)
+            cand &= cand - 1
+            if size[w] <= n - i and memcmp(t + i, ptr[w], size[w]) == 0:
+                bits |= 1ULL << w
+                i += size[w] - 1
                 break
-        if not hit:
-            i += 1
+        i += 1
     return bits
 
 
