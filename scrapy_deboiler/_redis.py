@@ -282,7 +282,7 @@ class RedisCoordinator:
             return self.parse_model(site, doc)
         except SignatureFileError as e:
             self.refused += 1
-            logger.warning("deboiler: refused the model of %r in Redis: %s", site, e.reason)
+            logger.warning("deboiler: refused the model of %r in Redis, %s (it is not used)", site, e)
             return None
 
     def parse_model(self, site: str, doc: Any, where: str | None = None) -> SiteModel:
