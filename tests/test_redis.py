@@ -212,3 +212,58 @@ def test_export_scans_models_only(redis_server):
         c.publish(site, SiteModel.fit(pages(3, site)))
     c.offer("c.example", "http://c.example/", pages(1)[0].signatures)
     assert sorted(s for s, _ in c.model_keys()) == ["a.example", "b.example:8080", "we*ird?[site]"]
+
+
+def test_redis_export_writes_signature_files_and_refuses_hostile_models(redis_server, tmp_path, caplog):
+    from scrapy_deboiler._cli import main as cli_main
+    from scrapy_deboiler._store import SignatureStore
+
+    caplog.set_level(logging.INFO)
+    c = coordinator(redis_server, min_pages=3)
+    client = redis_server.client()
+    client.mset({f"other:{i}": i for i in range(2000)})  # SCAN walks past what is not ours
+    sites = [f"site{i}.example" for i in range(30)]
+    for site in sites:
+        c.publish(site, SiteModel.fit(pages(3, site)))
+    client.hset(c.model_key("evil.example"), mapping={"rank": FINAL_RANK + 3, "final": 1, "doc": _hostile("a bad signature")})
+    out = tmp_path / "exported"
+    assert cli_main(["redis-export", "--redis", redis_server.url, str(out)]) == 1  # one refused
+    store = SignatureStore(out)
+    assert len(list(store)) == 30
+    for site in sites:
+        assert store.load(site).support == c.model(site).support
+    assert any("refused" in r.getMessage() and "evil.example" in r.getMessage() for r in caplog.records)
+    assert any("30 models written" in r.getMessage() and "1 refused" in r.getMessage() for r in caplog.records)
+
+
+def test_redis_import_publishes_files_and_keeps_better_models(redis_server, tmp_path, caplog):
+    from scrapy_deboiler._cli import main as cli_main
+    from scrapy_deboiler._store import SignatureStore
+
+    caplog.set_level(logging.INFO)
+    folder = tmp_path / "files"
+    store = SignatureStore(folder)
+    for site in ("a.example", "b.example"):
+        store.save(site, SiteModel.fit(pages(4, site)))
+    c = coordinator(redis_server, min_pages=3)
+    better = SiteModel.fit(pages(6, "b.example"))
+    c.publish("b.example", better)
+    assert cli_main(["redis-import", "--redis", redis_server.url, str(folder)]) == 0
+    assert c.model("a.example").support == store.load("a.example").support
+    assert c.model("b.example").pages == 6  # Redis had a better one: kept
+    assert any("1 models published" in r.getMessage() and "1 kept" in r.getMessage() for r in caplog.records)
+    # Workers now get the imported model instead of pooling.
+    p = pages(1, "a.example")[0]
+    assert c.offer("a.example", p.url, p.signatures).status == "model"
+    (folder / "broken--0000000000000000.json").write_text("{not json")
+    assert cli_main(["redis-import", "--redis", redis_server.url, str(folder)]) == 1
+
+
+def test_redis_commands_name_an_unreachable_redis(tmp_path, capsys):
+    from redisserver import free_port
+    from scrapy_deboiler._cli import main as cli_main
+
+    url = f"redis://:secret@127.0.0.1:{free_port()}/0"
+    assert cli_main(["redis-export", "--redis", url, "--timeout", "1", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "Redis at redis://127.0.0.1:" in err and "secret" not in err

@@ -200,7 +200,7 @@ def test_a_worker_killed_after_pooling_pages_strands_nothing(tmp_path, redis_ser
                 w.proc.kill()
     survivors = [w for k, w in enumerate(workers) if k != 1]
     logs = "\n".join(w.log()[-3000:] for w in survivors)
-    assert codes[1] == 0 - signal.SIGKILL or codes[1] == 137 or codes[1] < 0, codes
+    assert codes[1] == 128 + signal.SIGKILL, codes  # timeout reports its child killed
     assert [codes[0], codes[2]] == [0, 0], logs
     for w in survivors:
         items = w.items()
