@@ -196,6 +196,11 @@ class DeboilerPipeline:
 
     Pages are parsed and cleaned in a small thread pool (DEBOILER_THREADS),
     once per distinct page, so the reactor thread keeps running Scrapy.
+
+    With DEBOILER_REDIS_URL, crawling processes share one model a site: held
+    pages' signatures are pooled in Redis and the pool is fitted once full
+    (docs/scaling-out.md). Which site waits and when it goes is
+    ``_holding.HoldingPolicy``'s, in both modes; this class is the glue.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -1070,9 +1075,12 @@ class DeboilerPipeline:
             self.busy -= 1
             self._count_refused()
             model, pooled = result
-            if model is None:  # under two usable pages in the pool
-                site.hold.pooled = False
-                self._release(site, reason)
+            if model is None:  # under two usable pages in the pool, or a refused model
+                if reason in ("pool_full", "pool_model"):
+                    self._go_local([site])  # nothing to use from Redis: the local rules
+                else:
+                    site.hold.pooled = False
+                    self._release(site, reason)
                 return
             if site.model is not None and model_rank(model) <= model_rank(site.model):
                 self._release(site, reason)  # nothing better than what it has

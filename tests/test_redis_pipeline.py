@@ -8,6 +8,7 @@ import json
 import logging
 
 import pytest_twisted
+import pytest  # noqa: F401
 import scrapy
 from twisted.internet import reactor
 from twisted.internet.defer import DeferredList, ensureDeferred
@@ -170,3 +171,25 @@ async def test_a_wiped_redis_is_noticed_and_logged(tmp_path, redis_server, caplo
     assert len(items) == 10 and {i["deboiler"]["status"] for i in items} == {"cleaned"}
     assert stat(crawler, "deboiler/redis/wiped") == 1
     assert any("was wiped" in r.getMessage() for r in caplog.records)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_hostile_model_in_redis_is_refused_and_the_site_learned_locally(tmp_path, redis_server, caplog):
+    """Someone wrote a "finished" model for the site that is not one: it is
+    refused with a log line naming its key, the pool cannot fill (the script
+    sees a finished model), so the site follows the local rules."""
+    a, pa = serve_site(8, "alpha")
+    site = a.split("//")[1].rstrip("/")
+    coordinator = RedisCoordinator(redis_server.url, min_pages=5)
+    redis_server.client().hset(coordinator.model_key(site), mapping={
+        "rank": 2_000_000_000, "final": 1, "doc": b'{"format": "scrapy-deboiler-signatures", "version": 1}'})
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=5, **redis_settings(redis_server.url))
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert {(i["deboiler"]["status"], i["deboiler"]["model"]) for i in items} == {("cleaned", "fitted")}
+    assert all("Privacy policy" not in i["clean_text"] for i in items)
+    assert stat(crawler, "deboiler/redis/refused") >= 1 and stat(crawler, "deboiler/errors") == 0
+    lines = [r.getMessage() for r in caplog.records if "refused the model" in r.getMessage()]
+    assert lines and coordinator.model_key(site) in lines[0]
