@@ -66,6 +66,9 @@ class _HeldPage:
     encoding: str | None
     notes: list[str]  # from the spider middleware's decoding
     items: list[_Held] = field(default_factory=list)
+    #: Redis mode: the page as parsed and signed for the pool, kept to be
+    #: cleaned without a second parse (threads only; a page is cleaned once).
+    parsed: Page | None = None
 
 
 @dataclass
@@ -148,10 +151,19 @@ def _fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParam
     return model, [clean_page(p, model, mode=mode, explain=explain, markdown=markdown) for p in parsed]
 
 
-def _signatures_of(html: str | bytes, url: str, encoding: str | None, params: FitParams) -> list[str]:
-    """A held page's signatures, to pool (Redis mode). Runs in the
-    pipeline's threads."""
-    return list(Page(html, url, encoding, params.scheme, limits=None).signatures)
+def _sign_page(html: str | bytes, url: str, encoding: str | None, params: FitParams) -> Page:
+    """A held page parsed and signed, to pool its signatures (Redis mode).
+    Runs in the pipeline's threads."""
+    page = Page(html, url, encoding, params.scheme, limits=None)
+    page.signatures  # noqa: B018 (computed here, off the reactor thread)
+    return page
+
+
+def _clean_parsed(page: Page, model: SiteModel | None, params: FitParams, learn: bool, mode: str,
+                  explain: bool = False, markdown: bool = False) -> tuple[CleanResult, frozenset[str] | None]:
+    """``_clean_one`` for a page parsed already (``_sign_page``)."""
+    sigs = page.signatures if learn else None
+    return clean_page(page, model, mode=mode, explain=explain, markdown=markdown), sigs
 
 
 def _is_redis_error(e: BaseException) -> bool:
@@ -573,7 +585,7 @@ class DeboilerPipeline:
         return self._finish(site, item, cleaned, html, notes)
 
     def _clean_shared(self, site: _Site, key: str, url: str, html: str | bytes,
-                      encoding: str | None) -> Deferred:
+                      encoding: str | None, parsed: Page | None = None) -> Deferred:
         """A Deferred of the page's (CleanResult, model it was cleaned with):
         one clean per distinct page, shared by all its items (those in flight
         wait for it, later ones get it from a small cache)."""
@@ -593,7 +605,9 @@ class DeboilerPipeline:
         model = site.model
         want_sigs = model is not None and (self.learn or model.provisional)
         args = (html, url, encoding, model, self.params, want_sigs, self.mode, self.explain, self.markdown)
-        if len(html) <= self.inline_max:
+        if parsed is not None and self._cleaner is None:
+            job = self._in_pool(_clean_parsed, parsed, *args[3:])
+        elif len(html) <= self.inline_max:
             try:
                 job = succeed(_clean_one(*args))
             except Exception:
@@ -811,7 +825,8 @@ class DeboilerPipeline:
             # Arrived while a fit ran: clean with its model. Or a site too
             # small for one, in content mode: extract each page on its own.
             for p in pages:
-                d = self._clean_shared(site, p.key, p.url, p.html, p.encoding)
+                d = self._clean_shared(site, p.key, p.url, p.html, p.encoding, p.parsed)
+                p.parsed = None
                 d.addCallbacks(lambda r, p=p: self._resolve_page(site, p, r),
                                errback=lambda f, p=p: self._fail(site, p.items, f))
             return
@@ -1024,8 +1039,14 @@ class DeboilerPipeline:
         assert self.redis is not None
         redis = self.redis
         url = page.url.split("#", 1)[0]
-        d = self._in_pool(_signatures_of, page.html, url, page.encoding, self.params)
-        d.addCallback(lambda sigs: self._in_redis(redis.offer, site.name, url, sigs))
+        d = self._in_pool(_sign_page, page.html, page.url, page.encoding, self.params)
+
+        def signed(parsed: Page) -> Deferred:
+            if self._cleaner is None and site.held.get(page.key) is page:
+                page.parsed = parsed  # still held: cleaned from this parse
+            return self._in_redis(redis.offer, site.name, url, parsed.signatures)
+
+        d.addCallback(signed)
 
         def failed(f: Any) -> None:
             if f.check(ConnectionError, TimeoutError, OSError) or _is_redis_error(f.value):
