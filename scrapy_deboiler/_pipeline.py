@@ -970,6 +970,11 @@ class DeboilerPipeline:
             self._inc("redis/connects")
             logger.info("deboiler: %s site models in Redis at %s (keys %s*)",
                         "pooling again" if again else "pooling", redis.where(), redis.base)
+            if redis.rejoined:
+                self._inc("redis/wiped")
+                logger.warning("deboiler: Redis at %s was wiped while it could not be reached "
+                               "(restarted without persistence?): the cluster's pools and models "
+                               "are gone; new sites pool again", redis.where())
 
         d = self._in_redis(redis.connect)
         d.addCallbacks(up, self._redis_failed)

@@ -168,6 +168,7 @@ class RedisCoordinator:
         self._offer = client.register_script(_OFFER)
         self._publish = client.register_script(_PUBLISH)
         self.epoch: bytes | None = None
+        self.rejoined = False
         #: Lines about refused data, for the caller to count (a stat).
         self.refused = 0
 
@@ -199,7 +200,10 @@ class RedisCoordinator:
         worker). Returns the epoch token."""
         token = os.urandom(8).hex().encode()
         self.client.set(self.epoch_key, token, nx=True)
-        self.epoch = self.client.get(self.epoch_key) or token
+        old, self.epoch = self.epoch, self.client.get(self.epoch_key) or token
+        #: The epoch changed since this worker last joined one: Redis was
+        #: wiped while it could not be reached.
+        self.rejoined = old is not None and old != self.epoch
         return self.epoch
 
     def wiped(self) -> bool:

@@ -267,3 +267,21 @@ def test_redis_commands_name_an_unreachable_redis(tmp_path, capsys):
     assert cli_main(["redis-export", "--redis", url, "--timeout", "1", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
     assert "Redis at redis://127.0.0.1:" in err and "secret" not in err
+
+
+def test_a_wipe_during_an_outage_is_noticed_on_reconnecting(tmp_path):
+    from redisserver import RedisServer
+
+    server = RedisServer(tmp_path / "r").start()
+    try:
+        c = RedisCoordinator(server.url, min_pages=3, timeout=2)
+        c.connect()
+        assert not c.rejoined
+        server.kill()
+        server.start()  # empty: no persistence
+        c.connect()
+        assert c.rejoined
+        c.connect()
+        assert not c.rejoined
+    finally:
+        server.kill()
