@@ -193,3 +193,30 @@ async def test_a_hostile_model_in_redis_is_refused_and_the_site_learned_locally(
     assert stat(crawler, "deboiler/redis/refused") >= 1 and stat(crawler, "deboiler/errors") == 0
     lines = [r.getMessage() for r in caplog.records if "refused the model" in r.getMessage()]
     assert lines and coordinator.model_key(site) in lines[0]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_quiet_crawler_holds_while_the_pool_grows_then_both_fit_the_whole_pool(tmp_path, redis_server):
+    """Crawler A fetches 3 pages of a site at once and goes quiet; crawler B
+    fetches 3 others slowly. Quiet no longer means the site is finished: A
+    holds its items while B's pages keep the pool growing, and once the pool
+    has not grown for DEBOILER_REDIS_POOL_WAIT both clean with one model of
+    the whole pool (6 pages, provisional: the site never had 20)."""
+    a, pa = serve_site(6, "alpha")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    settings = redis_settings(redis_server.url, DEBOILER_MIN_PAGES=20, DEBOILER_REDIS_POOL_WAIT=1.5)
+    try:
+        results = await DeferredList([
+            ensureDeferred(crawl(tmp_path / "a", article_urls(a, range(0, 3)), **settings)),
+            ensureDeferred(crawl(tmp_path / "b", article_urls(a, range(3, 6)), DOWNLOAD_DELAY=0.6,
+                                 CONCURRENT_REQUESTS=1, **settings)),
+        ], fireOnOneErrback=True, consumeErrors=True)
+    finally:
+        close(pa)
+    (_, (ca, items_a)), (_, (cb, items_b)) = results
+    for crawler, items in ((ca, items_a), (cb, items_b)):
+        check_all_items_reached_the_feed(crawler, items)
+        assert {(i["deboiler"]["status"], i["deboiler"]["model"], i["deboiler"]["fit_pages"],
+                 i["deboiler"].get("provisional")) for i in items} == {("cleaned", "redis", 6, True)}
+    assert stat(ca, "deboiler/released/pool_quiet") == 3 and stat(ca, "deboiler/released/quiet") == 0
