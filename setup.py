@@ -87,6 +87,8 @@ setup(
     ],
     extras_require={
         "scrapy": ["scrapy>=2.14,<3", "itemadapter>=0.8", "parsel>=1.8"],
+        # Scaling out (DEBOILER_REDIS_URL): one model a site for many crawling processes.
+        "redis": ["redis>=5,<9"],
         # Crawl archives: WARC (FastWARC) and ARC (warcio).
         "warc": ["fastwarc>=0.14,<3", "warcio>=1.7,<2"],
         "test": [
@@ -101,6 +103,8 @@ setup(
             "scrapy>=2.14,<3",
             "itemadapter>=0.8",
             "parsel>=1.8",
+            "redis>=5,<9",
+            "scrapy-redis>=0.9,<1",
         ],
         "bench": ["deboiler==2023.46.150", "trafilatura>=2,<3"],
         # benchmarks/score_annotated.py: the metrics and the peers it runs.

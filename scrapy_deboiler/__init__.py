@@ -8,6 +8,7 @@ from ._signatures import DEFAULT_SCHEME, Candidates, SignatureScheme, SignedTree
 from ._text import tree_text
 
 from ._store import SignatureFileError, SignatureStore
+from ._redis import RedisCoordinator
 from ._content import ContentModelError
 
 __version__ = "0.1.0"
@@ -35,6 +36,7 @@ __all__ = [
     "ContentModelError",
     "SignatureFileError",
     "SignatureStore",
+    "RedisCoordinator",
     "Candidates",
     "CleanResult",
     "DEFAULT_LIMITS",

@@ -50,6 +50,68 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="also write clean_markdown: what was kept, as CommonMark with its links, lists, tables")
 
 
+def _add_redis(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--redis", metavar="URL", required=True,
+                   help="redis://[[user]:password@]host[:port][/db], rediss:// (TLS) or unix://")
+    p.add_argument("--prefix", default="deboiler", help="the key prefix, DEBOILER_REDIS_PREFIX (default: deboiler)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds a Redis call may take (default: 10)")
+
+
+def _redis(args: argparse.Namespace) -> int:
+    """redis-export and redis-import. Models are validated on the way in
+    and out as signature files are; the keys are walked with SCAN."""
+    from ._redis import RedisCoordinator
+    from ._store import load_site
+
+    log = logging.getLogger("scrapy_deboiler")
+    coordinator = RedisCoordinator(args.redis, min_pages=2, prefix=args.prefix, timeout=args.timeout)
+    store = SignatureStore(args.directory)
+    done = refused = kept = 0
+    try:
+        if args.command == "redis-export":
+            os.makedirs(args.directory, exist_ok=True)
+            for site, key in coordinator.model_keys():
+                doc = coordinator.client.hget(key, "doc")
+                try:
+                    model = coordinator.parse_model(site, doc)
+                except SignatureFileError as e:
+                    log.warning("refused %s", e)
+                    refused += 1
+                    continue
+                store.save(site, model)
+                done += 1
+            log.info("%d models written to %s from %s (keys %s*), %d refused", done, args.directory,
+                     coordinator.where(), coordinator.base, refused)
+        else:
+            if not os.path.isdir(args.directory):
+                raise OSError(f"{args.directory} is not a folder")
+            for path in store:
+                try:
+                    site, model = load_site(path)
+                except SignatureFileError as e:
+                    log.warning("refused %s", e)
+                    refused += 1
+                    continue
+                if model.params.scheme != coordinator.params.scheme:
+                    log.warning("refused %s: fitted with another signature scheme than this release's", path)
+                    refused += 1
+                    continue
+                stored, _ = coordinator.publish(site, model)
+                done += stored
+                kept += not stored
+            log.info("%d models published to %s (keys %s*), %d kept (Redis had one as good), %d refused",
+                     done, coordinator.where(), coordinator.base, kept, refused)
+    except Exception as e:
+        if type(e).__module__.startswith("redis"):
+            print(f"scrapy-deboiler: error: Redis at {coordinator.where()}: {type(e).__name__}: {e}",
+                  file=sys.stderr)
+            return 2
+        raise
+    finally:
+        coordinator.close()
+    return 1 if refused else 0
+
+
 def _options(args: argparse.Namespace) -> BatchOptions:
     return BatchOptions(
         url_field=args.url_field,
@@ -102,6 +164,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--id-field", default="id")
     p.add_argument("--gold-field", default="gold_text")
     p.add_argument("--pred-field", default="clean_text")
+    p = sub.add_parser("redis-export", help="write the models a cluster published in Redis as signature files")
+    p.add_argument("directory", metavar="DIR", help="the folder to write them to (created if missing)")
+    _add_redis(p)
+    p = sub.add_parser("redis-import", help="publish the signature files of a folder to Redis")
+    p.add_argument("directory", metavar="DIR", help="a folder of signature files")
+    _add_redis(p)
     p = sub.add_parser("inspect", help="summarise a signature file")
     p.add_argument("file")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -247,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
             return _inspect(args.file, args.json)
         if args.command == "evaluate":
             return _evaluate(args)
+        if args.command in ("redis-export", "redis-import"):
+            return _redis(args)
         if getattr(args, "mode", None) == "content":
             default_model()  # a broken install fails here, not on every record
         if args.command == "show":

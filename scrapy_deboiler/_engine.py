@@ -47,7 +47,7 @@ def crawl_state(crawler: Any, held: int) -> CrawlState:
         quiet = (
             not downloading
             and engine._start is None
-            and not slot.scheduler.has_pending_requests()
+            and not _pending(slot.scheduler)
             and not sslot.queue
             and sslot.itemproc_size <= held
         )
@@ -61,6 +61,25 @@ def crawl_state(crawler: Any, held: int) -> CrawlState:
                 "held items are released at once", e
             )
         return CrawlState(False, False, True)
+
+
+_warned_scheduler = False
+
+
+def _pending(scheduler: Any) -> bool:
+    """Whether the scheduler has requests. One that cannot say (scrapy-redis's
+    when Redis is down) cannot give any either: none, with one warning."""
+    global _warned_scheduler
+    try:
+        return bool(scheduler.has_pending_requests())
+    except AttributeError:
+        raise
+    except Exception as e:
+        if not _warned_scheduler:
+            _warned_scheduler = True
+            logger.warning("scrapy-deboiler: the scheduler cannot say whether it has requests (%s: %s); "
+                           "taken as none while that lasts", type(e).__name__, str(e)[:200])
+        return False
 
 
 def items_in_pipelines(crawler: Any) -> int | None:

@@ -27,11 +27,13 @@ from ._clean import CleanResult, Page, clean_page
 from ._content import default_model
 from ._executor import ProcessCleaner
 from ._engine import crawl_state, flush_feeds, scraper_busy
+from ._holding import Hold, HoldingPolicy
 from ._limits import Limits, Skip, check_page
 from ._model import FitParams, SiteModel
 from ._report import SiteReport, write_report
 from ._settings import DEFAULTS, enabled, read_settings
 from ._store import SignatureFileError
+from ._redis import FINAL_RANK, RedisCoordinator, model_rank
 from ._urls import site_of_url
 
 __all__ = ["DeboilerPipeline"]
@@ -64,6 +66,9 @@ class _HeldPage:
     encoding: str | None
     notes: list[str]  # from the spider middleware's decoding
     items: list[_Held] = field(default_factory=list)
+    #: Redis mode: the page as parsed and signed for the pool, kept to be
+    #: cleaned without a second parse (threads only; a page is cleaned once).
+    parsed: Page | None = None
 
 
 @dataclass
@@ -77,22 +82,53 @@ class _Held:
 class _Site:
     name: str
     model: SiteModel | None = None
-    source: str | None = None  # "fitted" or "file"
+    source: str | None = None  # "fitted", "file" or "redis"
     held: dict[str, _HeldPage] = field(default_factory=dict)  # by page key
     held_items: int = 0
     inflight: int = 0  # pages being cleaned
-    busy: bool = False  # the first fit is running: items wait for it
+    #: What the holding policy sees: pages and bytes held, the first fit
+    #: running (``busy``: items wait for it), the cluster pool.
+    hold: Hold = field(default_factory=lambda: Hold(""))
     reason: str = ""  # why the site has no model
+    #: Redis mode: the published model is being looked up (items wait).
+    lookup: bool = False
     learned: list[tuple[str, frozenset[str]]] = field(default_factory=list)  # DEBOILER_LEARN
     learned_keys: set[str] = field(default_factory=set)
     pending: list[tuple[str, frozenset[str]]] = field(default_factory=list)  # a provisional model's new pages
     pending_keys: set[str] = field(default_factory=set)
-    first_held: int = 0  # arrival number of its oldest held item
-    held_bytes: int = 0  # of pages waiting for the threshold (not for a fit in progress)
     report: SiteReport | None = None
     pages: int = 0
     bytes_in: int = 0
     bytes_out: int = 0
+
+    def __post_init__(self) -> None:
+        self.hold.name = self.name
+
+    @property
+    def busy(self) -> bool:
+        return self.hold.busy
+
+    @busy.setter
+    def busy(self, value: bool) -> None:
+        self.hold.busy = value
+
+    @property
+    def held_bytes(self) -> int:
+        """Of pages waiting for the threshold (not for a fit in progress)."""
+        return self.hold.bytes
+
+    @held_bytes.setter
+    def held_bytes(self, value: int) -> None:
+        self.hold.bytes = value
+
+    @property
+    def first_held(self) -> int:
+        """Arrival number of its oldest held item."""
+        return self.hold.first
+
+    @first_held.setter
+    def first_held(self, value: int) -> None:
+        self.hold.first = value
 
 
 def _clean_one(html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
@@ -113,6 +149,29 @@ def _fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParam
     parsed = [Page(html, url, enc, params.scheme, limits=None) for url, html, enc in pages]
     model = SiteModel.fit(parsed, params)
     return model, [clean_page(p, model, mode=mode, explain=explain, markdown=markdown) for p in parsed]
+
+
+def _sign_page(html: str | bytes, url: str, encoding: str | None, params: FitParams) -> Page:
+    """A held page parsed and signed, to pool its signatures (Redis mode).
+    Runs in the pipeline's threads."""
+    page = Page(html, url, encoding, params.scheme, limits=None)
+    page.signatures  # noqa: B018 (computed here, off the reactor thread)
+    return page
+
+
+def _clean_parsed(page: Page, model: SiteModel | None, params: FitParams, learn: bool, mode: str,
+                  explain: bool = False, markdown: bool = False) -> tuple[CleanResult, frozenset[str] | None]:
+    """``_clean_one`` for a page parsed already (``_sign_page``)."""
+    sigs = page.signatures if learn else None
+    return clean_page(page, model, mode=mode, explain=explain, markdown=markdown), sigs
+
+
+def _is_redis_error(e: BaseException) -> bool:
+    try:
+        from redis.exceptions import RedisError
+    except ImportError:
+        return False
+    return isinstance(e, RedisError)
 
 
 def _from_future(future: Any) -> Deferred:
@@ -149,6 +208,11 @@ class DeboilerPipeline:
 
     Pages are parsed and cleaned in a small thread pool (DEBOILER_THREADS),
     once per distinct page, so the reactor thread keeps running Scrapy.
+
+    With DEBOILER_REDIS_URL, crawling processes share one model a site: held
+    pages' signatures are pooled in Redis and the pool is fitted once full
+    (docs/scaling-out.md). Which site waits and when it goes is
+    ``_holding.HoldingPolicy``'s, in both modes; this class is the glue.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -202,7 +266,20 @@ class DeboilerPipeline:
         self.held_bytes = 0
         self._arrivals = 0
         self.busy = 0
-        self._quiet_ticks = 0
+        self.policy = HoldingPolicy(self.min_pages, self.max_held_bytes, cfg.redis_pool_wait)
+        # Redis mode (DEBOILER_REDIS_URL): the cluster's pools and models.
+        self.redis: RedisCoordinator | None = None
+        if cfg.redis_url:
+            self.redis = RedisCoordinator(cfg.redis_url, min_pages=self.min_pages, prefix=cfg.redis_prefix,
+                                          pool_ttl=cfg.redis_pool_ttl, timeout=cfg.redis_timeout,
+                                          params=self.params)
+        self.redis_up = False
+        self._redis_threads: ThreadPool | None = None
+        self._redis_retry = cfg.redis_retry_interval
+        self._redis_retry_at = 0.0
+        self._redis_polling = False
+        self._redis_refused = 0
+        self._redis_warned = False
         self._loop: Any = None
         self._pool: ThreadPool | None = None
         self._cleaner: ProcessCleaner | None = None
@@ -244,6 +321,10 @@ class DeboilerPipeline:
         self._pool.start()
         if self.processes:
             self._cleaner = ProcessCleaner(self.processes)
+        if self.redis is not None:
+            self._redis_threads = ThreadPool(minthreads=0, maxthreads=2, name="deboiler-redis")
+            self._redis_threads.start()
+            await maybe_deferred_to_future(self._redis_connect())
         self._loop = create_looping_call(self._tick)
         self._loop.start(self.interval, now=False)
         self._shutdown_trigger = reactor.addSystemEventTrigger("before", "shutdown", self._before_shutdown)
@@ -255,6 +336,11 @@ class DeboilerPipeline:
         if self._pool is not None:
             self._pool.stop()
             self._pool = None
+        if self._redis_threads is not None:
+            self._redis_threads.stop()
+            self._redis_threads = None
+            if self.redis is not None:
+                self.redis.close()
         if self._cleaner is not None:
             self._cleaner.shutdown()
             self._cleaner = None
@@ -325,6 +411,9 @@ class DeboilerPipeline:
         page = site.held.get(key)
         if page is None:
             page = site.held[key] = _HeldPage(key, url, html, encoding, notes)
+            site.hold.pages = len(site.held)
+            if site.hold.pooled and site.model is None:
+                self._pool_page(site, page)
             rep = site.report
             if rep is not None and rep.samples is not None and len(html) <= _VIEW_MAX_CHARS:
                 rep.sample(url, html, encoding, self.report_views)
@@ -340,8 +429,9 @@ class DeboilerPipeline:
         self.held += 1
         self._inc("items_held")
         self.stats.max_value("deboiler/max_held", self.held)
-        if not site.busy and site.model is None and len(site.held) >= self.min_pages:
-            self._release(site, "threshold")
+        reason = self.policy.at_arrival(site.hold) if site.model is None and not site.lookup else None
+        if reason is not None:
+            self._release(site, reason)
         elif self.held_bytes > self.max_held_bytes:
             try:
                 self._over_budget()
@@ -404,13 +494,8 @@ class DeboilerPipeline:
         """DEBOILER_MAX_HELD_BYTES: release the sites holding the oldest
         items until what stays held fits the budget (broad crawls meet
         thousands of sites that never reach DEBOILER_MIN_PAGES)."""
-        excess = self.held_bytes - self.max_held_bytes
-        waiting = [s for s in self.sites.values() if s.held and not s.busy]
-        for site in sorted(waiting, key=lambda s: s.first_held):
-            if excess <= 0:
-                break
-            excess -= site.held_bytes
-            self._release(site, "budget")
+        for hold in self.policy.over_budget([s.hold for s in self.sites.values()], self.held_bytes):
+            self._release_site(self.sites[hold.name], "budget")
 
     def _skipped(self, item: Any, url: str, skip: Skip) -> Any:
         """A page that is not parsed (too large, not HTML) goes on at once,
@@ -425,7 +510,12 @@ class DeboilerPipeline:
     def _new_site(self, name: str) -> _Site:
         site = self.sites[name] = _Site(name)
         self._inc("sites")
-        self._load(site)
+        if self.redis is not None and self.redis_up:
+            self._redis_lookup(site)
+        else:
+            if self.redis is not None:
+                self._inc("redis/sites_local")
+            self._load(site)
         if self.explain:
             site.report = self.reports.get(name)
             if site.report is None:
@@ -495,7 +585,7 @@ class DeboilerPipeline:
         return self._finish(site, item, cleaned, html, notes)
 
     def _clean_shared(self, site: _Site, key: str, url: str, html: str | bytes,
-                      encoding: str | None) -> Deferred:
+                      encoding: str | None, parsed: Page | None = None) -> Deferred:
         """A Deferred of the page's (CleanResult, model it was cleaned with):
         one clean per distinct page, shared by all its items (those in flight
         wait for it, later ones get it from a small cache)."""
@@ -515,7 +605,9 @@ class DeboilerPipeline:
         model = site.model
         want_sigs = model is not None and (self.learn or model.provisional)
         args = (html, url, encoding, model, self.params, want_sigs, self.mode, self.explain, self.markdown)
-        if len(html) <= self.inline_max:
+        if parsed is not None and self._cleaner is None:
+            job = self._in_pool(_clean_parsed, parsed, *args[3:])
+        elif len(html) <= self.inline_max:
             try:
                 job = succeed(_clean_one(*args))
             except Exception:
@@ -564,6 +656,9 @@ class DeboilerPipeline:
         for extending a finished one."""
         model = site.model
         if model is None:
+            return
+        if model.provisional and site.hold.pooled and self.redis_up:
+            self._offer(site, url, sigs)
             return
         if model.provisional:
             if key in model.page_keys or key in site.pending_keys:
@@ -703,7 +798,7 @@ class DeboilerPipeline:
         if site.busy or not site.held:
             return
         pages, site.held = list(site.held.values()), {}
-        site.held_items = 0
+        site.held_items = site.hold.pages = 0
         self.held_bytes -= site.held_bytes
         site.held_bytes = 0
         try:
@@ -730,7 +825,8 @@ class DeboilerPipeline:
             # Arrived while a fit ran: clean with its model. Or a site too
             # small for one, in content mode: extract each page on its own.
             for p in pages:
-                d = self._clean_shared(site, p.key, p.url, p.html, p.encoding)
+                d = self._clean_shared(site, p.key, p.url, p.html, p.encoding, p.parsed)
+                p.parsed = None
                 d.addCallbacks(lambda r, p=p: self._resolve_page(site, p, r),
                                errback=lambda f, p=p: self._fail(site, p.items, f))
             return
@@ -845,28 +941,279 @@ class DeboilerPipeline:
                 h.waiter.callback(self._unchanged(
                     h.item, "error", f"{failure.type.__name__}: {failure.getErrorMessage()}"))
 
+    # -- Redis mode: the cluster's pools and models -----------------------
+
+    def _release_site(self, site: _Site, reason: str) -> None:
+        """Release a site the policy let go: a pooled one is fitted on the
+        cluster's pool (what every worker sees), others on what they hold."""
+        if site.hold.pooled and self.redis_up and site.model is None and reason != "shutdown":
+            self._fit_pool(site, reason)
+        else:
+            self._release(site, reason)
+
+    def _in_redis(self, f: Any, *args: Any) -> Deferred:
+        """``f(*args)`` in the Redis threads: never on the reactor thread."""
+        from twisted.internet import reactor
+
+        if self._redis_threads is None:  # closed: fail like an unreachable Redis
+            return fail(ConnectionError("the pipeline is closed"))
+        return deferToThreadPool(reactor, self._redis_threads, f, *args)
+
+    def _redis_connect(self) -> Deferred:
+        assert self.redis is not None
+        redis = self.redis
+
+        def up(_: Any) -> None:
+            again = self._redis_retry_at > 0
+            self.redis_up = True
+            self._redis_warned = False
+            self._inc("redis/connects")
+            logger.info("deboiler: %s site models in Redis at %s (keys %s*)",
+                        "pooling again" if again else "pooling", redis.where(), redis.base)
+            if redis.rejoined:
+                self._inc("redis/wiped")
+                logger.warning("deboiler: Redis at %s was wiped while it could not be reached "
+                               "(restarted without persistence?): the cluster's pools and models "
+                               "are gone; new sites pool again", redis.where())
+
+        d = self._in_redis(redis.connect)
+        d.addCallbacks(up, self._redis_failed)
+        return d
+
+    def _redis_failed(self, failure: Any) -> None:
+        """A Redis call failed: every pooled site falls back to the local
+        rules at once (a site holding enough pages is fitted on them now);
+        new sites run locally until a retry connects. One warning an outage."""
+        self._redis_retry_at = time.monotonic() + self._redis_retry
+        self._inc("redis/errors")
+        was_up, self.redis_up = self.redis_up, False
+        held = [s for s in self.sites.values() if s.hold.pooled or s.lookup]
+        self._go_local(held)
+        if self._redis_warned:
+            return
+        self._redis_warned = True
+        assert self.redis is not None
+        logger.warning("deboiler: Redis at %s %s (%s: %s): %d sites with held items fall back to "
+                       "local rules; new sites retry Redis every %gs", self.redis.where(),
+                       "failed" if was_up else "cannot be reached", failure.type.__name__,
+                       failure.getErrorMessage()[:200], len([s for s in held if s.held]), self._redis_retry)
+        self._inc("redis/outages")
+
+    def _go_local(self, sites: list[_Site]) -> None:
+        for site in sites:
+            if site.lookup:
+                site.lookup = False
+                if site.model is None:
+                    self._load(site)
+            site.hold.pooled = False
+            self._inc("redis/sites_local")
+            if site.model is not None:
+                self._release(site, "model")
+                continue
+            reason = self.policy.at_arrival(site.hold)
+            if reason is not None:
+                self._release(site, reason)
+
+    def _redis_lookup(self, site: _Site) -> None:
+        """A new site: its published model, then its signature file, else
+        its pages go to the pool. Items wait for the answer."""
+        assert self.redis is not None
+        site.lookup = True
+        site.hold.pooled = True
+
+        def found(model: SiteModel | None) -> None:
+            if not site.lookup:  # Redis failed meanwhile: the site went local
+                return
+            site.lookup = False
+            self._count_refused()
+            if model is not None:
+                self._adopt(site, model, "lookup")
+                return
+            self._load(site)  # pages were pooled as they came: nothing else to do
+            if site.model is not None:
+                site.hold.pooled = False
+                self._release(site, "model")
+
+        d = self._in_redis(self.redis.model, site.name)
+        d.addCallbacks(found, self._redis_failed)
+        d.addErrback(self._pipeline_error)
+
+    def _pool_page(self, site: _Site, page: _HeldPage) -> None:
+        """Sign a held page (in the cleaning threads) and offer its
+        signatures to the site's pool (in the Redis threads)."""
+        assert self.redis is not None
+        redis = self.redis
+        url = page.url.split("#", 1)[0]
+        d = self._in_pool(_sign_page, page.html, page.url, page.encoding, self.params)
+
+        def signed(parsed: Page) -> Deferred:
+            if self._cleaner is None and site.held.get(page.key) is page:
+                page.parsed = parsed  # still held: cleaned from this parse
+            return self._in_redis(redis.offer, site.name, url, parsed.signatures)
+
+        d.addCallback(signed)
+
+        def failed(f: Any) -> None:
+            if f.check(ConnectionError, TimeoutError, OSError) or _is_redis_error(f.value):
+                self._redis_failed(f)
+            else:  # signing failed: the page is cleaned (or not) when released
+                logger.warning("deboiler: cannot pool %s: %s: %s", url, f.type.__name__, f.getErrorMessage())
+                self._inc("redis/pool_errors")
+
+        d.addCallbacks(lambda offer: self._offered(site, offer), failed)
+        d.addErrback(self._pipeline_error)
+
+    def _offer(self, site: _Site, url: str, sigs: frozenset[str]) -> None:
+        """A page cleaned with a provisional model of the cluster: its
+        signatures join the pool, which completes the model once full."""
+        assert self.redis is not None
+        d = self._in_redis(self.redis.offer, site.name, url.split("#", 1)[0], sigs)
+        d.addCallbacks(lambda offer: self._offered(site, offer), self._redis_failed)
+        d.addErrback(self._pipeline_error)
+
+    def _offered(self, site: _Site, offer: Any) -> None:
+        self._count_refused()
+        if offer.status == "added":
+            self._inc("redis/pages_pooled")
+        if not site.hold.pooled or (site.model is not None and not site.model.provisional):
+            return
+        mine = model_rank(site.model) if site.model is not None else -1
+        if offer.model is not None and model_rank(offer.model) > mine:
+            self._adopt(site, offer.model, "pool_model")
+            return
+        reason = self.policy.at_pool(site.hold, offer.size, time.monotonic())
+        if reason is not None:
+            self._fit_pool(site, reason)
+
+    def _fit_pool(self, site: _Site, reason: str) -> None:
+        """Fit the site's pool (any worker gets the same model), publish it
+        unless a model as good is there, and release the held items with the
+        model that stays. A pool too small or unreachable: the local rules."""
+        assert self.redis is not None
+        if site.busy:
+            return
+        site.busy = True
+        self.busy += 1
+        started = time.perf_counter()
+
+        def done(result: tuple[SiteModel | None, int]) -> None:
+            site.busy = False
+            self.busy -= 1
+            self._count_refused()
+            model, pooled = result
+            if model is None:  # under two usable pages in the pool, or a refused model
+                if reason in ("pool_full", "pool_model"):
+                    self._go_local([site])  # nothing to use from Redis: the local rules
+                else:
+                    site.hold.pooled = False
+                    self._release(site, reason)
+                return
+            if site.model is not None and model_rank(model) <= model_rank(site.model):
+                self._release(site, reason)  # nothing better than what it has
+                return
+            logger.info("deboiler: %s: the cluster's model (%d pooled pages, %d boilerplate signatures%s) "
+                        "in %.2fs", site.name or "?", model.pages, len(model.boilerplate),
+                        ", provisional" if model.provisional else "", time.perf_counter() - started)
+            self._adopt(site, model, reason)
+
+        def failed(f: Any) -> None:
+            site.busy = False
+            self.busy -= 1
+            self._redis_failed(f)
+            if site.held and site.model is None:
+                self._release(site, reason)
+
+        d = self._in_redis(self.redis.fit_pool, site.name)
+        d.addCallbacks(done, failed)
+        d.addErrback(self._pipeline_error)
+
+    def _adopt(self, site: _Site, model: SiteModel, reason: str) -> None:
+        """The site's model came from Redis: use it, save it in the file
+        store too (what a worker without Redis reads), release held items."""
+        if model.provisional and len(model.page_keys) >= self.min_pages:
+            model.provisional = False
+        site.model, site.source = model, "redis"
+        site.hold.pooled = model.provisional and self.redis_up
+        self._inc("redis/models_provisional" if model.provisional else "redis/models")
+        self._save(site, model)
+        if site.held:
+            self._release(site, reason)
+
+    def _redis_tick(self) -> None:
+        """Each watchdog tick: retry an unreachable Redis; else look at the
+        pools of sites that hold items (growth, a model published by another
+        worker) and whether Redis was wiped. One job at a time."""
+        assert self.redis is not None
+        if self._redis_polling:
+            return
+        if not self.redis_up:
+            if time.monotonic() >= self._redis_retry_at:
+                self._redis_polling = True
+                self._redis_retry_at = time.monotonic() + self._redis_retry
+                d = self._redis_connect()
+                d.addBoth(self._polled)
+            return
+        sites = [s.name for s in self.sites.values()
+                 if s.hold.pooled and not s.lookup and (s.held or (s.model is not None and s.model.provisional))]
+        redis = self.redis
+
+        def poll() -> tuple[bool, dict[str, tuple[int, int]]]:
+            return redis.wiped(), redis.sizes(sites) if sites else {}
+
+        self._redis_polling = True
+        d = self._in_redis(poll)
+        d.addCallbacks(self._polled_sites, self._redis_failed)
+        d.addErrback(self._pipeline_error)
+        d.addBoth(self._polled)
+
+    def _polled(self, _: Any) -> None:
+        self._redis_polling = False
+
+    def _polled_sites(self, result: tuple[bool, dict[str, tuple[int, int]]]) -> None:
+        wiped, sizes = result
+        if wiped:
+            self._inc("redis/wiped")
+            pooled = [s for s in self.sites.values() if s.hold.pooled and s.held]
+            logger.warning("deboiler: Redis at %s was wiped (restarted without persistence, flushed or "
+                           "evicted): the pools and models of the cluster are gone; %d sites with held "
+                           "items fall back to local rules, new sites pool again",
+                           self.redis.where() if self.redis else "?", len(pooled))
+            self._go_local(pooled)
+            return
+        now = time.monotonic()
+        for name, (size, rank) in sizes.items():
+            site = self.sites.get(name)
+            if site is None or not site.hold.pooled or site.busy:
+                continue
+            mine = model_rank(site.model) if site.model is not None else -1
+            if rank > mine and (rank >= FINAL_RANK or site.model is not None):
+                # A better model was published (another worker filled the pool).
+                self._fit_pool(site, "pool_model")
+                continue
+            reason = self.policy.at_pool(site.hold, size, now)
+            if reason is not None:
+                self._fit_pool(site, reason)
+
+    def _count_refused(self) -> None:
+        """Pool entries and models refused since last asked: a stat."""
+        if self.redis is not None and self.redis.refused != self._redis_refused:
+            self._inc("redis/refused", self.redis.refused - self._redis_refused)
+            self._redis_refused = self.redis.refused
+
+    def _pipeline_error(self, failure: Any) -> None:
+        logger.error("deboiler: error in the Redis glue: %s", failure.getTraceback())
+        self._inc("errors")
+
     # -- watchdog --------------------------------------------------------
 
     def _tick(self) -> None:
         try:
-            if not self.held:
-                self._quiet_ticks = 0
-                return
-            state = crawl_state(self.crawler, self.held)
-            if state.closing:
-                reason = "closing"
-            elif state.starved and not self.busy:
-                reason = "starved"
-            elif state.quiet and not self.busy:
-                self._quiet_ticks += 1
-                if self._quiet_ticks < 2:
-                    return
-                reason = "quiet"
-            else:
-                self._quiet_ticks = 0
-                return
-            self._quiet_ticks = 0
-            self._release_all(reason)
+            if self.redis is not None:
+                self._redis_tick()
+            holds = [s.hold for s in self.sites.values() if s.held] if self.held else []
+            state = crawl_state(self.crawler, self.held) if holds else None
+            for hold, reason in self.policy.at_tick(holds, state, bool(self.busy), time.monotonic()):
+                self._release_site(self.sites[hold.name], reason)
         except Exception:  # the watchdog must keep running, and never strand items
             logger.exception("deboiler: watchdog error; releasing held items")
             self._inc("errors")
@@ -924,7 +1271,7 @@ class DeboilerPipeline:
                 for h in p.items:
                     self._pass_unchanged(site, h, "spider closed")
             site.held = {}
-            site.held_items = 0
+            site.held_items = site.hold.pages = 0
             self._flush_learning(site)
         self._stop_pool()
         if self.report_path:

@@ -11,7 +11,9 @@ import difflib
 import logging
 import math
 import os
+import re
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 from typing import Any, Callable
 
 from ._limits import Limits
@@ -66,6 +68,13 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_REPORT": None,
     "DEBOILER_REPORT_VIEWS": 3,
     "DEBOILER_REPORT_VIEW_SITES": 20,
+    # Scaling out (docs/scaling-out.md): one model a site for many processes.
+    "DEBOILER_REDIS_URL": None,
+    "DEBOILER_REDIS_PREFIX": "deboiler",
+    "DEBOILER_REDIS_POOL_WAIT": 5.0,
+    "DEBOILER_REDIS_POOL_TTL": 86400,
+    "DEBOILER_REDIS_TIMEOUT": 2.0,
+    "DEBOILER_REDIS_RETRY_INTERVAL": 5.0,
 }
 
 
@@ -100,6 +109,12 @@ class DeboilerSettings:
     report: str | None
     report_views: int
     report_view_sites: int
+    redis_url: str | None = None
+    redis_prefix: str = "deboiler"
+    redis_pool_wait: float = 5.0
+    redis_pool_ttl: int = 86400
+    redis_timeout: float = 2.0
+    redis_retry_interval: float = 5.0
 
 
 def _bool(name: str, value: Any) -> bool:
@@ -215,6 +230,38 @@ def _store(name: str, value: Any) -> Any:
     raise DeboilerSettingsError(name, value, "expected a class or its import path")
 
 
+_PREFIX = re.compile(r"[A-Za-z0-9_.:{}-]{1,100}\Z")
+
+
+def _redis_url(name: str, value: Any) -> str | None:
+    """None (local mode), or a redis://, rediss:// or unix:// URL; the
+    client library must be installed."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str) or urlsplit(value.strip()).scheme not in ("redis", "rediss", "unix"):
+        raise DeboilerSettingsError(name, _hide_password(value),
+                                    "expected a redis://, rediss:// or unix:// URL, or None")
+    try:
+        import redis  # noqa: F401
+    except ImportError:
+        raise DeboilerSettingsError(name, _hide_password(value), "needs the redis client library: "
+                                    "pip install 'scrapy-deboiler[redis]'") from None
+    return value.strip()
+
+
+def _hide_password(value: Any) -> Any:
+    """A URL for error messages: its password replaced by ***."""
+    if isinstance(value, str):
+        return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", value)
+    return value
+
+
+def _prefix(name: str, value: Any) -> str:
+    if isinstance(value, str) and _PREFIX.match(value):
+        return value
+    raise DeboilerSettingsError(name, value, "expected 1-100 letters, digits or _.:{}-")
+
+
 def enabled(settings: Any) -> bool:
     """DEBOILER_ENABLED, checked: when off nothing else is read."""
     return _bool("DEBOILER_ENABLED", settings.get("DEBOILER_ENABLED", DEFAULTS["DEBOILER_ENABLED"]))
@@ -285,4 +332,10 @@ def read_settings(settings: Any, *, where: Callable[[str], str] = os.path.abspat
         report=report,
         report_views=_int("DEBOILER_REPORT_VIEWS", raw("DEBOILER_REPORT_VIEWS"), 0),
         report_view_sites=_int("DEBOILER_REPORT_VIEW_SITES", raw("DEBOILER_REPORT_VIEW_SITES"), 0),
+        redis_url=_redis_url("DEBOILER_REDIS_URL", raw("DEBOILER_REDIS_URL")),
+        redis_prefix=_prefix("DEBOILER_REDIS_PREFIX", raw("DEBOILER_REDIS_PREFIX")),
+        redis_pool_wait=_float("DEBOILER_REDIS_POOL_WAIT", raw("DEBOILER_REDIS_POOL_WAIT"), 0, 3600),
+        redis_pool_ttl=_int("DEBOILER_REDIS_POOL_TTL", raw("DEBOILER_REDIS_POOL_TTL"), 1),
+        redis_timeout=_float("DEBOILER_REDIS_TIMEOUT", raw("DEBOILER_REDIS_TIMEOUT"), 0, 60),
+        redis_retry_interval=_float("DEBOILER_REDIS_RETRY_INTERVAL", raw("DEBOILER_REDIS_RETRY_INTERVAL"), 0, 3600),
     )

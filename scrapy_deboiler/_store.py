@@ -21,6 +21,7 @@ __all__ = [
     "SignatureStore",
     "dump_model",
     "load_model",
+    "load_site",
     "site_filename",
 ]
 
@@ -176,6 +177,14 @@ def model_from_json(doc: object, path: str | os.PathLike = "<data>") -> tuple[st
 def load_model(path: str | os.PathLike, domain: str | None = None) -> SiteModel:
     """Read and validate a signature file; with ``domain``, also check that
     the file belongs to that site."""
+    found, model = load_site(path)
+    if domain is not None and found != domain:
+        raise SignatureFileError(path, f"belongs to {found!r}, not {domain!r}")
+    return model
+
+
+def load_site(path: str | os.PathLike) -> tuple[str, SiteModel]:
+    """Read and validate a signature file; return its domain and model."""
     try:
         size = os.path.getsize(path)
         if size > MAX_FILE_BYTES:
@@ -189,10 +198,7 @@ def load_model(path: str | os.PathLike, domain: str | None = None) -> SiteModel:
         raise SignatureFileError(path, f"cannot read: {e.strerror or e}") from None
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise SignatureFileError(path, f"corrupt or truncated JSON: {str(e)[:200]}") from None
-    found, model = model_from_json(doc, path)
-    if domain is not None and found != domain:
-        raise SignatureFileError(path, f"belongs to {found!r}, not {domain!r}")
-    return model
+    return model_from_json(doc, path)
 
 
 class SignatureStore:

@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/browser.sh
+source scripts/redis.sh
 PY=${PYTHON:-python3}
 if [ ! -x .venv-tools/bin/python ]; then
     "$PY" -m venv .venv-tools

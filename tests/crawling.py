@@ -84,8 +84,9 @@ class SiteSpider(scrapy.Spider):
 
     def __init__(self, *args, close_after: int | None = None, items_per_page: int = 1,
                  item_type=dict, html_chars: int | None = None, same_url: bool = False,
-                 body: str | None = None, **kwargs):
+                 body: str | None = None, then: list[str] = (), **kwargs):
         super().__init__(*args, **kwargs)
+        self.then = list(then)  # URLs requested once the start URLs are parsed
         self.html_chars = html_chars  # items carry only this much of the page
         self.item_type = item_type
         self.close_after = close_after
@@ -101,6 +102,8 @@ class SiteSpider(scrapy.Spider):
             yield from response.follow_all(LinkExtractor(allow=r"/articles/", deny_extensions=[])
                                            .extract_links(response))
             return
+        if self.then and response.url in self.start_urls and response.url == self.start_urls[-1]:
+            yield from (scrapy.Request(u, priority=-1) for u in self.then)
         if self.close_after is not None and self.yielded >= self.close_after:
             raise scrapy.exceptions.CloseSpider("enough")
         for k in range(self.items_per_page):

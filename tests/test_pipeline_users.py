@@ -125,6 +125,12 @@ BAD_SETTINGS = [
     ("DEBOILER_SIGNATURES_DIR", "FILE", "is a file, not a folder"),
     ("DEBOILER_REPORT", "DIR", "is a folder, not a file"),
     ("DEBOILER_REPORT", "DIR/missing/report.html", "does not exist"),
+    ("DEBOILER_REDIS_URL", "http://:pw@127.0.0.1:6379", "DEBOILER_REDIS_URL = 'http://:***@127.0.0.1:6379': "
+                                                        "expected a redis://, rediss:// or unix:// URL"),
+    ("DEBOILER_REDIS_POOL_WAIT", -1, "DEBOILER_REDIS_POOL_WAIT = -1: must be a number of seconds over 0"),
+    ("DEBOILER_REDIS_POOL_TTL", 0, "DEBOILER_REDIS_POOL_TTL = 0: must be an integer >= 1"),
+    ("DEBOILER_REDIS_TIMEOUT", "soon", "DEBOILER_REDIS_TIMEOUT = 'soon'"),
+    ("DEBOILER_REDIS_PREFIX", "my prefix", "DEBOILER_REDIS_PREFIX = 'my prefix': expected 1-100 letters"),
 ]
 
 

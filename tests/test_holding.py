@@ -1,0 +1,78 @@
+"""The holding policy on its own: which site waits, when it goes, and why."""
+
+from dataclasses import dataclass
+
+from scrapy_deboiler._holding import Hold, HoldingPolicy
+
+
+@dataclass
+class Crawl:
+    closing: bool = False
+    quiet: bool = False
+    starved: bool = False
+
+
+QUIET, BUSY_CRAWL, CLOSING, STARVED = Crawl(quiet=True), Crawl(), Crawl(closing=True), Crawl(starved=True)
+
+
+def names(released):
+    return sorted((h.name, why) for h, why in released)
+
+
+def test_a_local_site_goes_at_the_threshold():
+    policy = HoldingPolicy(min_pages=5, max_held_bytes=10**9)
+    site = Hold("a", pages=4)
+    assert policy.at_arrival(site) is None
+    site.pages = 5
+    assert policy.at_arrival(site) == "threshold"
+    site.busy = True
+    assert policy.at_arrival(site) is None
+
+
+def test_a_pooled_site_goes_by_its_pool_not_by_what_it_holds():
+    policy = HoldingPolicy(min_pages=5, max_held_bytes=10**9)
+    site = Hold("a", pages=9, pooled=True)
+    assert policy.at_arrival(site) is None
+    assert policy.at_pool(site, 3, now=1.0) is None and site.pool_grew == 1.0
+    assert policy.at_pool(site, 3, now=2.0) is None and site.pool_grew == 1.0  # did not grow
+    assert policy.at_pool(site, 5, now=3.0) == "pool_full" and site.pool_grew == 3.0
+
+
+def test_quiet_takes_two_ticks_and_a_pooled_site_waits_for_its_pool_to_stop_growing():
+    policy = HoldingPolicy(min_pages=5, max_held_bytes=10**9, pool_wait=5.0)
+    local, pooled = Hold("local", pages=2), Hold("pooled", pages=2, pooled=True)
+    policy.at_pool(pooled, 3, now=100.0)
+    assert policy.at_tick([local, pooled], QUIET, busy=False, now=101.0) == []
+    assert names(policy.at_tick([local, pooled], QUIET, busy=False, now=101.5)) == [("local", "quiet")]
+    local.pages = 0  # released
+    assert policy.at_tick([local, pooled], QUIET, busy=False, now=104.0) == []
+    policy.at_pool(pooled, 4, now=104.5)  # another worker pooled a page: wait again
+    assert policy.at_tick([pooled], QUIET, busy=False, now=108.0) == []
+    assert names(policy.at_tick([pooled], QUIET, busy=False, now=109.5)) == [("pooled", "pool_quiet")]
+
+
+def test_activity_or_a_running_fit_resets_quiet():
+    policy = HoldingPolicy(min_pages=5, max_held_bytes=10**9)
+    site = Hold("a", pages=2)
+    policy.at_tick([site], QUIET, busy=False, now=0)
+    policy.at_tick([site], BUSY_CRAWL, busy=False, now=0)
+    assert policy.at_tick([site], QUIET, busy=False, now=0) == []
+    assert policy.at_tick([site], QUIET, busy=True, now=0) == []
+    assert policy.at_tick([site], QUIET, busy=False, now=0) == []
+    assert names(policy.at_tick([site], QUIET, busy=False, now=0)) == [("a", "quiet")]
+
+
+def test_closing_releases_everything_and_starving_unless_a_fit_runs():
+    policy = HoldingPolicy(min_pages=5, max_held_bytes=10**9)
+    sites = [Hold("a", pages=1), Hold("b", pages=3, pooled=True), Hold("c", pages=0)]
+    assert names(policy.at_tick(sites, CLOSING, busy=True, now=0)) == [("a", "closing"), ("b", "closing")]
+    assert policy.at_tick(sites, STARVED, busy=True, now=0) == []
+    assert names(policy.at_tick(sites, STARVED, busy=False, now=0)) == [("a", "starved"), ("b", "starved")]
+
+
+def test_the_budget_releases_the_oldest_sites_first_until_the_rest_fits():
+    policy = HoldingPolicy(min_pages=5, max_held_bytes=100)
+    sites = [Hold("new", pages=1, bytes=60, first=9), Hold("old", pages=1, bytes=30, first=1),
+             Hold("mid", pages=2, bytes=50, first=5), Hold("fitting", pages=2, bytes=90, first=0, busy=True)]
+    assert [h.name for h in policy.over_budget(sites, held_bytes=140)] == ["old", "mid"]
+    assert policy.over_budget(sites, held_bytes=100) == []

@@ -1,0 +1,222 @@
+"""The pipeline in Redis mode, in real crawls (CrawlerRunner) against a real
+redis-server: crawlers sharing one model, Redis down at the start, killed or
+wiped mid-crawl, a later crawl loading the model from Redis."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest_twisted
+import pytest  # noqa: F401
+import scrapy
+from twisted.internet import reactor
+from twisted.internet.defer import DeferredList, ensureDeferred
+
+from crawling import crawl, serve_site, stat
+from redisserver import RedisServer, free_port, redis_server  # noqa: F401 (a fixture)
+from scrapy_deboiler import FitParams, Page, SiteModel
+from scrapy_deboiler._redis import RedisCoordinator
+from sitegen import site_pages
+from test_pipeline import check_all_items_reached_the_feed, close
+
+
+def redis_settings(url: str, **extra) -> dict:
+    return {"DEBOILER_REDIS_URL": url, "DEBOILER_REDIS_TIMEOUT": 2, "DEBOILER_REDIS_RETRY_INTERVAL": 0.1,
+            "DEBOILER_MODE": "boilerplate", **extra}
+
+
+def article_urls(index: str, pages: range) -> list[str]:
+    return [f"{index}articles/{i:04d}.html" for i in pages]
+
+
+def model_files(folder) -> dict[str, dict]:
+    return {p.name: json.loads(p.read_text()) for p in folder.iterdir() if p.suffix == ".json"}
+
+
+@pytest_twisted.ensureDeferred
+async def test_two_crawlers_each_seeing_half_a_site_share_one_model(tmp_path, redis_server):
+    """Two crawls at once, each fetching 6 of a site's 12 pages, with
+    DEBOILER_MIN_PAGES 8: neither could fit alone; through the pool both
+    clean every item with one model of exactly 8 pages, equal to a fit of
+    those 8 pages in this process."""
+    a, pa = serve_site(12, "alpha")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    settings = redis_settings(redis_server.url, DEBOILER_MIN_PAGES=8, CONCURRENT_REQUESTS=2)
+    try:
+        results = await DeferredList([
+            ensureDeferred(crawl(tmp_path / "a", article_urls(a, range(0, 12, 2)), **settings)),
+            ensureDeferred(crawl(tmp_path / "b", article_urls(a, range(1, 12, 2)), **settings)),
+        ], fireOnOneErrback=True, consumeErrors=True)
+    finally:
+        close(pa)
+    (_, (ca, items_a)), (_, (cb, items_b)) = results
+    for crawler, items in ((ca, items_a), (cb, items_b)):
+        check_all_items_reached_the_feed(crawler, items)
+        assert len(items) == 6
+        assert {(i["deboiler"]["status"], i["deboiler"]["model"], i["deboiler"]["fit_pages"]) for i in items} \
+            == {("cleaned", "redis", 8)}
+        assert all("Privacy policy" not in i["clean_text"] for i in items)
+        assert stat(crawler, "deboiler/sites_fitted") == 0 and stat(crawler, "deboiler/errors") == 0
+    assert stat(ca, "deboiler/redis/pages_pooled") + stat(cb, "deboiler/redis/pages_pooled") == 8
+    (fa,), (fb,) = model_files(tmp_path / "a" / "signatures").values(), model_files(tmp_path / "b" / "signatures").values()
+    assert fa["signatures"] == fb["signatures"] and fa["pages"] == 8 and "provisional" not in fa
+    coordinator = RedisCoordinator(redis_server.url, min_pages=8)
+    site = a.split("//")[1].rstrip("/")
+    pooled = sorted(u.decode() for u in redis_server.client().hkeys(coordinator.pool_key(site)))
+    htmls = {u.split("alpha", 1)[1]: h for u, h, _ in site_pages("alpha", 12)}
+    local = SiteModel.fit([Page(htmls[u.split(site, 1)[1]], u) for u in pooled], FitParams())
+    assert local.support == fa["signatures"] == coordinator.model(site).support
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_later_crawl_loads_the_model_from_redis_first(tmp_path, redis_server):
+    a, pa = serve_site(8, "alpha")
+    settings = redis_settings(redis_server.url, DEBOILER_MIN_PAGES=5)
+    try:
+        (tmp_path / "1").mkdir()
+        crawler, items = await crawl(tmp_path / "1", [a], **settings)
+        assert {i["deboiler"]["model"] for i in items} == {"redis"}
+        (tmp_path / "2").mkdir()
+        crawler, items = await crawl(tmp_path / "2", [a], **settings)  # no signature files there
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert {(i["deboiler"]["status"], i["deboiler"]["model"], i["deboiler"]["fit_pages"]) for i in items} \
+        == {("cleaned", "redis", 5)}
+    assert stat(crawler, "deboiler/redis/models") == 1 and stat(crawler, "deboiler/redis/pages_pooled") == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_redis_down_at_the_start_warns_once_runs_local_and_is_retried_for_new_sites(tmp_path, caplog):
+    """Nothing listens on the Redis port when the crawl starts: one warning,
+    the first site is learned locally; Redis comes up while it is crawled,
+    and the second site (new after that) is pooled."""
+    caplog.set_level(logging.INFO, logger="scrapy_deboiler")
+    port = free_port()
+    server = RedisServer(tmp_path / "redis", port)
+    a, pa = serve_site(6, "alpha")
+    b, pb = serve_site(6, "beta")
+    started = []
+
+    def on_request(resource):
+        if resource.served == 2 and not started:
+            started.append(server.start())
+
+    pa.factory.resource.on_request = on_request
+    try:
+        crawler, items = await crawl(tmp_path, article_urls(a, range(6)), DEBOILER_MIN_PAGES=4,
+                                     CONCURRENT_REQUESTS=1, DOWNLOAD_DELAY=0.15,
+                                     spider_kwargs={"then": article_urls(b, range(6))},
+                                     **redis_settings(f"redis://127.0.0.1:{port}/0"))
+    finally:
+        close(pa, pb)
+        server.kill()
+    assert started
+    check_all_items_reached_the_feed(crawler, items)
+    by_site = {}
+    for i in items:
+        by_site.setdefault(i["deboiler"]["site"], set()).add((i["deboiler"]["status"], i["deboiler"]["model"]))
+    assert by_site == {a.split("//")[1].rstrip("/"): {("cleaned", "fitted")},
+                       b.split("//")[1].rstrip("/"): {("cleaned", "redis")}}
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "Redis" in r.getMessage()]
+    assert len(warnings) == 1 and "cannot be reached" in warnings[0] and "fall back to local rules" in warnings[0]
+    assert any("pooling again" in r.getMessage() for r in caplog.records)
+    assert stat(crawler, "deboiler/redis/outages") == 1 and stat(crawler, "deboiler/items_error") == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_redis_killed_mid_crawl_the_held_sites_go_local_within_a_tick(tmp_path, redis_server, caplog):
+    a, pa = serve_site(12, "alpha")
+    b, pb = serve_site(9, "beta")
+    killed = []
+
+    def on_request(resource):
+        if resource.served == 4 and not killed:
+            redis_server.kill()
+            killed.append(True)
+
+    pa.factory.resource.on_request = on_request
+    try:
+        crawler, items = await crawl(tmp_path, [a, b], DEBOILER_MIN_PAGES=5, CONCURRENT_REQUESTS=2,
+                                     **redis_settings(redis_server.url))
+    finally:
+        close(pa, pb)
+    assert killed
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 21 and {i["deboiler"]["status"] for i in items} == {"cleaned"}
+    assert stat(crawler, "deboiler/redis/outages") == 1 and stat(crawler, "deboiler/errors") == 0
+    assert any("failed" in r.getMessage() and "fall back to local rules" in r.getMessage() for r in caplog.records)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_wiped_redis_is_noticed_and_logged(tmp_path, redis_server, caplog):
+    a, pa = serve_site(10, "alpha")
+    wiped = []
+
+    def on_request(resource):
+        if resource.served == 6 and not wiped:
+            redis_server.client().flushall()
+            wiped.append(True)
+
+    pa.factory.resource.on_request = on_request
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=30, DEBOILER_REDIS_POOL_WAIT=0.5,
+                                     CONCURRENT_REQUESTS=1, DOWNLOAD_DELAY=0.1, **redis_settings(redis_server.url))
+    finally:
+        close(pa)
+    assert wiped
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 10 and {i["deboiler"]["status"] for i in items} == {"cleaned"}
+    assert stat(crawler, "deboiler/redis/wiped") == 1
+    assert any("was wiped" in r.getMessage() for r in caplog.records)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_hostile_model_in_redis_is_refused_and_the_site_learned_locally(tmp_path, redis_server, caplog):
+    """Someone wrote a "finished" model for the site that is not one: it is
+    refused with a log line naming its key, the pool cannot fill (the script
+    sees a finished model), so the site follows the local rules."""
+    a, pa = serve_site(8, "alpha")
+    site = a.split("//")[1].rstrip("/")
+    coordinator = RedisCoordinator(redis_server.url, min_pages=5)
+    redis_server.client().hset(coordinator.model_key(site), mapping={
+        "rank": 2_000_000_000, "final": 1, "doc": b'{"format": "scrapy-deboiler-signatures", "version": 1}'})
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=5, **redis_settings(redis_server.url))
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert {(i["deboiler"]["status"], i["deboiler"]["model"]) for i in items} == {("cleaned", "fitted")}
+    assert all("Privacy policy" not in i["clean_text"] for i in items)
+    assert stat(crawler, "deboiler/redis/refused") >= 1 and stat(crawler, "deboiler/errors") == 0
+    lines = [r.getMessage() for r in caplog.records if "refused the model" in r.getMessage()]
+    assert lines and coordinator.model_key(site) in lines[0]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_quiet_crawler_holds_while_the_pool_grows_then_both_fit_the_whole_pool(tmp_path, redis_server):
+    """Crawler A fetches 3 pages of a site at once and goes quiet; crawler B
+    fetches 3 others slowly. Quiet no longer means the site is finished: A
+    holds its items while B's pages keep the pool growing, and once the pool
+    has not grown for DEBOILER_REDIS_POOL_WAIT both clean with one model of
+    the whole pool (6 pages, provisional: the site never had 20)."""
+    a, pa = serve_site(6, "alpha")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    settings = redis_settings(redis_server.url, DEBOILER_MIN_PAGES=20, DEBOILER_REDIS_POOL_WAIT=1.5)
+    try:
+        results = await DeferredList([
+            ensureDeferred(crawl(tmp_path / "a", article_urls(a, range(0, 3)), **settings)),
+            ensureDeferred(crawl(tmp_path / "b", article_urls(a, range(3, 6)), DOWNLOAD_DELAY=0.6,
+                                 CONCURRENT_REQUESTS=1, **settings)),
+        ], fireOnOneErrback=True, consumeErrors=True)
+    finally:
+        close(pa)
+    (_, (ca, items_a)), (_, (cb, items_b)) = results
+    for crawler, items in ((ca, items_a), (cb, items_b)):
+        check_all_items_reached_the_feed(crawler, items)
+        assert {(i["deboiler"]["status"], i["deboiler"]["model"], i["deboiler"]["fit_pages"],
+                 i["deboiler"].get("provisional")) for i in items} == {("cleaned", "redis", 6, True)}
+    assert stat(ca, "deboiler/released/pool_quiet") == 3 and stat(ca, "deboiler/released/quiet") == 0
