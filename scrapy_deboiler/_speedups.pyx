@@ -471,6 +471,51 @@ cdef bint normalise_ascii(Buf* raw) noexcept nogil:
     return True
 
 
+cdef inline Py_ssize_t space_len(const unsigned char* p, Py_ssize_t left) noexcept nogil:
+    """Bytes of the UTF-8 character at ``p`` when ``str.split`` counts it as
+    whitespace (``str.isspace``), else 0."""
+    cdef unsigned char c = p[0], d, e
+    if c < 128:
+        return 1 if ascii_space(c) else 0
+    if c == 0xc2 and left >= 2:
+        d = p[1]
+        return 2 if d == 0x85 or d == 0xa0 else 0
+    if left < 3:
+        return 0
+    d = p[1]
+    e = p[2]
+    if c == 0xe1:  # U+1680
+        return 3 if d == 0x9a and e == 0x80 else 0
+    if c == 0xe2:
+        if d == 0x80:  # U+2000-U+200A, U+2028, U+2029, U+202F
+            return 3 if (0x80 <= e <= 0x8a) or e == 0xa8 or e == 0xa9 or e == 0xaf else 0
+        return 3 if d == 0x81 and e == 0x9f else 0  # U+205F
+    if c == 0xe3:  # U+3000
+        return 3 if d == 0x80 and e == 0x80 else 0
+    return 0
+
+
+cdef void squeeze_spaces(Buf* raw) noexcept nogil:
+    """Remove what ``str.split`` counts as whitespace from UTF-8 text and
+    lower ASCII capitals, in place: ``"".join(text.split())`` before a
+    ``casefold`` that then gives the same result."""
+    cdef const unsigned char* p = <const unsigned char*>raw.data
+    cdef Py_ssize_t i = 0, j = 0, k, n = raw.len
+    cdef unsigned char c
+    while i < n:
+        k = space_len(p + i, n - i)
+        if k:
+            i += k
+            continue
+        c = p[i]
+        if 65 <= c <= 90:
+            c += 32
+        raw.data[j] = <char>c
+        i += 1
+        j += 1
+    raw.len = j
+
+
 cdef struct Signed:
     char hexsig[16]
     size_t node
@@ -532,8 +577,11 @@ def sign_tree(object root, object scheme):
         for i in range(names.n):
             names.items[i].flag = bool(candidates(names.items[i].name.decode("utf-8", "surrogatepass")))
         if not ascii:
+            # Whitespace out and ASCII lowered here; Python only casefolds
+            # what is left (no split and join over every word).
+            squeeze_spaces(&raw)
             text = PyBytes_FromStringAndSize(raw.data, raw.len).decode("utf-8", "surrogatepass")
-            normalised = "".join(text.split()).casefold().encode("utf-8", "surrogatepass")
+            normalised = text.casefold().encode("utf-8", "surrogatepass")
             free(raw.data)
             raw.data = NULL
             raw.len = len(normalised)
@@ -675,30 +723,6 @@ cdef int _sign_pass2(xmlNode* c_root, const char* tp, const char* tend, Names* n
             break
     free(frames)
     return err
-
-
-cdef inline Py_ssize_t space_len(const unsigned char* p, Py_ssize_t left) noexcept nogil:
-    """Bytes of the UTF-8 character at ``p`` when ``str.split`` counts it as
-    whitespace (``str.isspace``), else 0."""
-    cdef unsigned char c = p[0], d, e
-    if c < 128:
-        return 1 if ascii_space(c) else 0
-    if c == 0xc2 and left >= 2:
-        d = p[1]
-        return 2 if d == 0x85 or d == 0xa0 else 0
-    if left < 3:
-        return 0
-    d = p[1]
-    e = p[2]
-    if c == 0xe1:  # U+1680
-        return 3 if d == 0x9a and e == 0x80 else 0
-    if c == 0xe2:
-        if d == 0x80:  # U+2000-U+200A, U+2028, U+2029, U+202F
-            return 3 if (0x80 <= e <= 0x8a) or e == 0xa8 or e == 0xa9 or e == 0xaf else 0
-        return 3 if d == 0x81 and e == 0x9f else 0  # U+205F
-    if c == 0xe3:  # U+3000
-        return 3 if d == 0x80 and e == 0x80 else 0
-    return 0
 
 
 cdef int finish_lines(Buf* src, Buf* out) noexcept nogil:

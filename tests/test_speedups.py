@@ -75,6 +75,10 @@ def test_generated_pages(i):
     "<pre>a\n<b>b\nc</b>\nd</pre>after\nline", "<table><tr><td>1<td>2</table>",
     "<div><a>one</a><a>two</a><a>three</a><a>four</a></div>",
     "<p>Straße ΣΊΣΥΦΟΣ \u00a0 ﬁ</p><![CDATA[x]]>",
+    # Whitespace str.split() knows beyond ASCII, and characters whose
+    # casefold is ASCII or longer (Kelvin sign, dotted I, DŽ, ligatures).
+    "<div><p>A\u2003B\u3000C\u1680D\u205fE\x85F\u200bG</p><p>\u212a \u0130 \u01c4 \ufb03 ẞ</p>"
+    "<nav><a>Home\u00a0Page</a> <a>NEWS\u2028Ω</a></nav></div>",
 ])
 def test_edge_pages(html):
     same(parse_html(html).root)
