@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import pickle
+import signal
 import weakref
 from collections import OrderedDict
 from concurrent.futures import BrokenExecutor, Future, ProcessPoolExecutor
@@ -65,6 +66,27 @@ def _fit_remote(pages: list[tuple[str, str | bytes, str | None]], params: FitPar
     return model, [clean_page(p, model, mode=mode, explain=explain, markdown=markdown) for p in parsed]
 
 
+#: What a terminal's Ctrl-C (to the whole process group) and systemd's stop
+#: (SIGTERM to the whole unit) send the workers too.
+_SHUTDOWN_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _worker_start() -> None:
+    """Workers leave Ctrl-C and SIGTERM to the crawl's process: a worker
+    that died of one failed the pages it was cleaning (``status: error``)
+    while Scrapy closed gracefully. They are born with both blocked
+    (``_spawn``), so one arriving while the worker starts waits here to be
+    ignored. A worker ends when the crawl closes the pool, or dies."""
+    for sig in _SHUTDOWN_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
+
+
+def _ready() -> None:
+    """A first task, so that every worker is started at once."""
+
+
 class ProcessCleaner:
     """``processes`` workers (spawned, never forked: the crawl's process
     runs threads) that clean pages and fit sites."""
@@ -72,7 +94,7 @@ class ProcessCleaner:
     def __init__(self, processes: int) -> None:
         self.processes = processes
         self._ctx = multiprocessing.get_context("spawn")
-        self._pool = ProcessPoolExecutor(processes, mp_context=self._ctx)
+        self._pool = self._new_pool()
         self._closed = False
         self._tokens = itertools.count(1)
         # id of a model object -> [token, pickled model, sends so far], dropped
@@ -120,6 +142,22 @@ class ProcessCleaner:
         self._submit(_clean_remote, *args).add_done_callback(done)
         return future
 
+    def _new_pool(self) -> ProcessPoolExecutor:
+        """A pool whose workers are started now, with the shutdown signals
+        blocked in this thread meanwhile: a child inherits the blocked mask
+        through exec, so a Ctrl-C while it starts cannot kill it (here, a
+        blocked signal waits and arrives once unblocked)."""
+        pool = ProcessPoolExecutor(self.processes, mp_context=self._ctx, initializer=_worker_start)
+        masked = hasattr(signal, "pthread_sigmask")
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, _SHUTDOWN_SIGNALS) if masked else None
+        try:
+            for _ in range(self.processes):  # each submit starts a worker while none is idle
+                pool.submit(_ready)
+        finally:
+            if masked:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        return pool
+
     def fit(self, pages: list[tuple[str, str | bytes, str | None]], params: FitParams, mode: str,
             explain: bool = False, markdown: bool = False) -> Future:
         return self._submit(_fit_remote, pages, params, mode, explain, markdown)
@@ -131,7 +169,7 @@ class ProcessCleaner:
             if self._closed:
                 raise
             self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = ProcessPoolExecutor(self.processes, mp_context=self._ctx)
+            self._pool = self._new_pool()
             self._shipped = {}  # the new workers know no model
             return self._pool.submit(fn, *args)
 

@@ -349,6 +349,76 @@ async def test_two_sigints_lose_no_held_item(tmp_path):
     assert all(i["deboiler"]["provisional"] for i in items)  # fitted on what it had
 
 
+def _descendants(pid: int) -> list[int]:
+    """``pid``'s child processes, and theirs (from /proc)."""
+    import os
+
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+@pytest_twisted.ensureDeferred
+async def test_ctrl_c_from_a_terminal_fails_no_page_in_the_worker_processes(tmp_path):
+    """A terminal sends Ctrl-C to the crawl's whole process group, worker
+    processes included: they leave it to the crawl, which closes gracefully
+    with every item cleaned (a worker that died of it failed the pages it
+    was cleaning: ``status: error``, half the runs)."""
+    import os
+    import signal
+
+    from twisted.internet.defer import Deferred
+
+    from crawling import run_scrapy, write_project
+
+    project = write_project(tmp_path)
+    signalled: Deferred = Deferred()
+
+    def on_request(resource):
+        if resource.served == 30 and not signalled.called:
+            signalled.callback(None)
+
+    a, pa = serve_site(80, "alpha", paragraphs=300, on_request=on_request)
+    settings = {"DEBOILER_MIN_PAGES": 5, "DEBOILER_PROCESSES": 1,
+                "DEBOILER_SIGNATURES_DIR": str(tmp_path / "signatures"),
+                "CONCURRENT_REQUESTS": 4,
+                "FEEDS": json.dumps({str(tmp_path / "items.jsonl"): {"format": "jsonlines"}})}
+    args = ["site", "-a", f"start={a}", "-a", f"yielded={tmp_path / 'yielded.txt'}",
+            "-a", f"pidfile={tmp_path / 'pid'}"]
+    for k, v in settings.items():
+        args += ["-s", f"{k}={v}"]
+    try:
+        _, proc = run_scrapy(project, args, kill_after=120)
+        await signalled
+        pid = int((tmp_path / "pid").read_text())
+        workers = _descendants(pid)
+        assert workers, "no worker process started"
+        for p in [pid, *workers]:  # what a terminal's Ctrl-C does
+            os.kill(p, signal.SIGINT)
+        code = await proc.ended
+    finally:
+        close(pa)
+    log = b"".join(proc.out).decode("utf-8", "replace")
+    assert code == 0, log[-3000:]
+    assert "Received SIGINT, shutting down gracefully" in log, log[-3000:]
+    items, yielded = feed_and_yielded(tmp_path)
+    assert 25 <= len(yielded) < 80
+    assert sorted(i["url"] for i in items) == sorted(yielded), log[-3000:]
+    assert {i["deboiler"]["status"] for i in items} == {"cleaned"}, log[-3000:]
+
+
 @pytest_twisted.ensureDeferred
 async def test_scrapy_crawl_with_a_bad_setting_fails_naming_it(tmp_path):
     from crawling import run_scrapy, write_project
