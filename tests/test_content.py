@@ -73,3 +73,44 @@ def test_compiled_walk_hides_what_the_python_walk_hides():
     assert [b.text for b in py] == ["c", "e", "g", "tail", "j", "k"]
     assert [b.text for b in _content.page_blocks_py(root)] == [
         "a", "b", "c", "d", "e", "f", "g", "h tail", "i", "j", "k", "l", "m"]
+
+
+def test_container_cut_keeps_the_main_container_and_cuts_what_lies_outside():
+    # Blocks 0-2 (elements 2-4) in one container (element 1), block 3
+    # (element 6) in a teaser box (element 5), both under the body (0).
+    parents = [-1, 0, 1, 1, 1, 0, 5]
+    scores = [0.9, 0.9, 0.8, 0.9]
+    cut = _content.container_cut(scores, [60, 50, 40, 30], [0.0, 0.0, 0.0, 0.3], [2, 3, 4, 6], parents)
+    assert cut[:3] == scores[:3]
+    assert cut[3] == pytest.approx(0.9 * _content.OUTSIDE)
+    # A page whose content is spread over the body keeps it all.
+    spread = _content.container_cut([0.9] * 4, [40] * 4, [0.0] * 4, [1, 2, 3, 4], [-1, 0, 0, 0, 0])
+    assert spread == [0.9] * 4
+    assert _content.container_cut([0.7], [10], [0.0], [0], [-1]) == [0.7]
+
+
+TEASERS = "".join(
+    f"<div class='box'><h3><a href='/s{i}'>Other story {i} in the news today</a></h3>"
+    f"<p>An excerpt of other story {i}, with enough words, commas and full stops to read like prose.</p></div>"
+    for i in range(4))
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_single_page_is_cut_to_its_main_container(compiled, monkeypatch):
+    if not compiled:
+        monkeypatch.setattr(_content, "_speedups", None)
+    html = PAGE.format(body="").replace("</article>", "</article><aside class='more'>" + TEASERS + "</aside>")
+    root = _page(html).root
+    blocks, scores, _ = _content.judge_blocks(root)
+    single_blocks, single_scores, flags = _content.judge_blocks(root, single=True)
+    assert [b.text for b in blocks] == [b.text for b in single_blocks]
+    nodes, parents = _content.block_tree(single_blocks)
+    article = next(e for e in root.iter("article"))
+    for b, s, s1, k in zip(blocks, scores, single_scores, flags):
+        inside = article in [b.element, *b.element.iterancestors()]
+        assert s1 == (s if inside else pytest.approx(s * _content.OUTSIDE))
+        if not inside:
+            assert not k
+    assert len(nodes) == len(blocks) and parents[0] == -1 and all(0 <= p < e for e, p in enumerate(parents) if e)
+    text, _, _ = _content.select_content(root, single=True)
+    assert "Paragraph 5" in text and "excerpt" not in text
