@@ -9,7 +9,15 @@ from hashlib import blake2b
 
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, checked
 
-__all__ = ["FitParams", "SiteModel", "PageSignatures"]
+__all__ = ["FIT_MIN_PAGES", "FitParams", "SiteModel", "PageSignatures"]
+
+#: The fewest pages a site model is fitted on (the pipeline, the CLI's
+#: default ``--min-pages``); a site with fewer is extracted page by page.
+#: Content mode, out of fold (docs/measurements.md, "Small sites"): sites of
+#: 2, 3 and 4 pages fitted on those pages score at least as high as the same
+#: pages without a site model, so a model fitted on two pages is never worse
+#: than none.
+FIT_MIN_PAGES = 2
 
 #: A page as the model sees it: its URL and the digests of its text-holding
 #: candidate subtrees. Anything iterable of str works.
