@@ -1296,3 +1296,30 @@ def score_table(const double[:] X, Py_ssize_t width, const int[:] feature, const
                 total += value[node]
             out[r] = total
     return scores.tolist()
+
+
+def block_tree(list addresses):
+    """``_content.block_tree`` from the blocks' node addresses: the same
+    numbers, walking libxml2's parent pointers instead of making an element
+    proxy for each block and ancestor (0.7 ms less a single page)."""
+    cdef dict number = {}
+    cdef list parents = []
+    cdef list nodes = []
+    cdef list new
+    cdef xmlNode* node
+    cdef size_t key
+    cdef Py_ssize_t up, i
+    for a in addresses:
+        node = <xmlNode*><size_t>a
+        new = []
+        while node != NULL and node.type == ELEMENT and (<size_t>node) not in number:
+            new.append(<size_t>node)
+            node = node.parent
+        up = number[<size_t>node] if node != NULL and node.type == ELEMENT else -1
+        for i in range(len(new) - 1, -1, -1):
+            key = new[i]
+            number[key] = len(parents)
+            parents.append(up)
+            up = len(parents) - 1
+        nodes.append(number[<size_t>a])
+    return nodes, parents

@@ -46,6 +46,8 @@ def same_table(root, py_blocks, title="", skip=frozenset(), near=frozenset()):
         py_blocks, title)
     # The compiled place hashes group blocks as the Python place strings do.
     assert partition([b.place for b in blocks]) == partition(_content.place_keys(py_blocks, root))
+    # The main-container cut's tree: the same numbers from parent pointers.
+    assert _content.block_tree(blocks) == _content.block_tree_py(py_blocks)
 
 
 def partition(keys):
