@@ -34,9 +34,9 @@ except ImportError:  # not built: the Python walk gives the same scores
     _speedups = None
 
 __all__ = ["Block", "ContentModel", "ContentModelError", "MODEL_FORMAT", "MODEL_VERSION",
-           "block_features", "block_tree", "block_tree_py", "container_cut", "default_model", "judge_blocks", "keep",
-           "model_path",
-           "page_blocks", "place_keys", "select_content", "smooth", "visible_blocks"]
+           "block_features", "block_tree", "block_tree_py", "container_cut", "default_model",
+           "judge_blocks", "keep", "model_path", "page_blocks", "place_keys", "select_content",
+           "smooth", "visible_blocks"]
 
 _TOKEN = re.compile(r"\w+")
 _DIGIT = re.compile(r"\d")
@@ -522,12 +522,13 @@ def container_cut(scores: list[float], words: list[int], link_density: list[floa
     content its blocks hold (score times words, less for link text) and the
     element whose content best matches the page's, as an F1 of the two
     (``2 M / (its words + page content)``), is the main container; blocks
-    outside it keep ``outside`` of their score. Ties go to the outermost
-    (an element and its only child hold the same blocks). ``nodes`` and
-    ``parents``: ``block_tree``. Out of fold on Scrapinghub's single pages
-    ROUGE-LSum F1 0.933 -> 0.951, shingle 0.938 -> 0.955; the other
-    datasets' single pages 0.908 -> 0.909, 0.914 -> 0.917
-    (docs/measurements.md)."""
+    outside it keep ``outside`` of their score. Ties go to the element
+    numbered first (of an element and its only child, which hold the same
+    blocks, the parent). ``nodes`` and ``parents``: ``block_tree``. Out of
+    fold on Scrapinghub's single pages ROUGE-LSum F1 0.933 -> 0.951,
+    shingle 0.938 -> 0.955; CleanEval, dragnet and L3S-GN1 pages of one-page
+    sites 0.906 -> 0.908, 0.913 -> 0.916 (docs/measurements.md, "Single
+    pages and small sites")."""
     if len(scores) < 2:
         return scores
     count = len(parents)
