@@ -34,7 +34,8 @@ except ImportError:  # not built: the Python walk gives the same scores
     _speedups = None
 
 __all__ = ["Block", "ContentModel", "ContentModelError", "MODEL_FORMAT", "MODEL_VERSION",
-           "block_features", "block_tree", "block_tree_py", "container_cut", "default_model",
+           "block_features", "block_tree", "block_tree_py", "container_cut", "container_cut_py",
+           "default_model",
            "judge_blocks", "keep", "model_path", "page_blocks", "place_keys", "select_content",
            "smooth", "visible_blocks"]
 
@@ -476,7 +477,7 @@ OUTSIDE = 0.5
 #: How much a block's link density counts against its container:
 #: ``(1 - link density) ** LINK_POWER`` (0: 0.949, 1: 0.950, 2: 0.951, 4:
 #: 0.949 ROUGE-LSum F1 on Scrapinghub's single pages, out of fold).
-LINK_POWER = 2
+LINK_POWER = 2.0
 
 
 def block_tree(blocks: list[Block]) -> tuple[list[int], list[int]]:
@@ -529,6 +530,14 @@ def container_cut(scores: list[float], words: list[int], link_density: list[floa
     shingle 0.938 -> 0.955; CleanEval, dragnet and L3S-GN1 pages of one-page
     sites 0.906 -> 0.908, 0.913 -> 0.916 (docs/measurements.md, "Single
     pages and small sites")."""
+    if _speedups is not None:
+        return _speedups.container_cut(scores, words, link_density, nodes, parents, outside, LINK_POWER)
+    return container_cut_py(scores, words, link_density, nodes, parents, outside)
+
+
+def container_cut_py(scores: list[float], words: list[int], link_density: list[float],
+                     nodes: list[int], parents: list[int], outside: float = OUTSIDE) -> list[float]:
+    """``container_cut`` in Python: the reference for the compiled one."""
     if len(scores) < 2:
         return scores
     count = len(parents)

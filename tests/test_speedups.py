@@ -46,8 +46,15 @@ def same_table(root, py_blocks, title="", skip=frozenset(), near=frozenset()):
         py_blocks, title)
     # The compiled place hashes group blocks as the Python place strings do.
     assert partition([b.place for b in blocks]) == partition(_content.place_keys(py_blocks, root))
-    # The main-container cut's tree: the same numbers from parent pointers.
-    assert _content.block_tree(blocks) == _content.block_tree_py(py_blocks)
+    # The main-container cut's tree: the same numbers from parent pointers,
+    # and the same cut.
+    tree = _content.block_tree(blocks)
+    assert tree == _content.block_tree_py(py_blocks)
+    scores = [((7 * i) % 10) / 9 for i in range(len(blocks))]
+    words = [b.words for b in blocks]
+    links = [b.link_chars / max(1, len(b.text)) for b in blocks]
+    assert _content.container_cut(scores, words, links, *tree) == _content.container_cut_py(
+        scores, words, links, *tree)
 
 
 def partition(keys):
@@ -155,3 +162,13 @@ def test_places_ignore_numbers_and_spacing_in_classes():
     assert len(places) == 3 and places[0] == places[1] != places[2]
     assert _content.place_keys(_content.page_blocks_py(root), root)[:2] == [
         "html./body./div.post-entry/", "html./body./div.post-entry/"]
+
+
+def test_the_compiled_container_cut_refuses_trees_it_cannot_trust():
+    with pytest.raises(ValueError):
+        speedups.container_cut([0.5, 0.5], [1, 1], [0.0, 0.0], [1, 2], [-1, 2, 0], 0.5, 2.0)  # child first
+    with pytest.raises(ValueError):
+        speedups.container_cut([0.5, 0.5], [1, 1], [0.0, 0.0], [1, 5], [-1, 0, 0], 0.5, 2.0)  # no such node
+    with pytest.raises(ValueError):
+        speedups.container_cut([0.5, 0.5], [1], [0.0, 0.0], [1, 2], [-1, 0, 0], 0.5, 2.0)
+    assert speedups.container_cut([0.0, 0.0], [1, 1], [0.0, 0.0], [1, 2], [-1, 0, 0], 0.5, 2.0) == [0.0, 0.0]
