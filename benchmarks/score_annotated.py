@@ -3,7 +3,7 @@ metrics of two public benchmarks.
 
     pip install -e ".[eval]"          # rouge-score, nltk, numba; trafilatura, readability-lxml, html-text
     python benchmarks/score_annotated.py PAGES.jsonl.gz [NAME=PRED.jsonl.gz ...]
-        [--systems content,boilerplate,trafilatura,readability] [--min-site-pages 5]
+        [--systems content,boilerplate,trafilatura,readability] [--min-site-pages 5] [--max-site-pages 5]
         [--datasets a,b] [--jobs 2] [--json OUT.json] [--check 50]
 
 PAGES is JSON Lines (gzip if .gz), one annotated page a line: ``id``, ``url``,
@@ -299,6 +299,7 @@ def main() -> int:
     ap.add_argument("--systems", default="content,boilerplate",
                     help="run these: content, boilerplate, trafilatura, readability (default: %(default)s)")
     ap.add_argument("--min-site-pages", type=int, default=1, help="score only sites with this many pages")
+    ap.add_argument("--max-site-pages", type=int, help="and at most this many (with --min-site-pages: one site size)")
     ap.add_argument("--datasets", help="score only these datasets (comma-separated)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--json", help="write the summary here")
@@ -314,7 +315,8 @@ def main() -> int:
     # different pages of some sites, with different rules).
     per_site = Counter((p.get("dataset"), p["site"]) for p in pages)
     wanted = set(args.datasets.split(",")) if args.datasets else None
-    scored = [p for p in pages if per_site[p.get("dataset"), p["site"]] >= args.min_site_pages
+    most = args.max_site_pages or len(pages)
+    scored = [p for p in pages if args.min_site_pages <= per_site[p.get("dataset"), p["site"]] <= most
               and (wanted is None or p.get("dataset") in wanted)]
 
     systems: dict[str, dict[str, str]] = {}

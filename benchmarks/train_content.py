@@ -3,6 +3,7 @@ cross-validation split by site, and write scrapy_deboiler/content_model.json.
 
     pip install -e ".[train]"     # numpy, scikit-learn
     python benchmarks/train_content.py --data DEV.jsonl.gz [--model trees|linear] [--folds 5] [--cv-out F]
+        [--cv-single F --cv-fitted F]
 
 ``trees``: gradient-boosted trees (scikit-learn's HistGradientBoosting,
 deterministic with a fixed seed) exported as flat arrays that
@@ -11,7 +12,8 @@ deterministic with a fixed seed) exported as flat arrays that
 Weights: every page counts the same. Labels: a block is content when its words appear in the page's gold text
 (as a phrase for blocks under 20 words, 80 % of its tokens for longer ones).
 Pages of sites with 5+ pages are first cleaned with a site model fitted on
-them; others are used as single pages. ``--cv-out`` writes out-of-fold
+them; others are used as single pages (and, in the out-of-fold output, cut
+to their main container as clean_page does for a page without a site model). ``--cv-out`` writes out-of-fold
 predictions (no page is scored by a model that saw its site) for
 benchmarks/score_annotated.py.
 """
@@ -35,7 +37,8 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 from scrapy_deboiler import Page, SiteModel  # noqa: E402
 from scrapy_deboiler._clean import boilerplate_of  # noqa: E402
 from scrapy_deboiler._content import (  # noqa: E402
-    _TOKEN, FEATURE_COUNT, MODEL_FORMAT, MODEL_VERSION, ContentModel, block_features, keep, place_keys, second_pass, smooth, visible_blocks)
+    _TOKEN, FEATURE_COUNT, MODEL_FORMAT, MODEL_VERSION, ContentModel, block_features, block_tree, container_cut, keep,
+    place_keys, second_pass, smooth, visible_blocks)
 
 from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 
@@ -58,26 +61,62 @@ def weights(blocks) -> list[float]:
     return [20 * r / total for r in root]
 
 
-def load(path: str, min_site_pages: int):
+def page_view(p: Page, model: SiteModel | None) -> tuple:
+    """What training and scoring need of one page as clean_page(mode="content")
+    sees it: blocks' texts, feature rows, place keys and, without a site
+    model, what the main-container cut needs."""
+    dropped, near = boilerplate_of(p, model, content=True)
+    blocks = visible_blocks(p.root, set(dropped), near)
+    rows = block_features(blocks, p.root.findtext(".//title") or "")
+    container = None if model is not None else (
+        [b.words for b in blocks], [b.link_chars / max(1, len(b.text)) for b in blocks], *block_tree(blocks))
+    return blocks, rows, place_keys(blocks, p.root), container
+
+
+def load(path: str, min_site_pages: int, variants: bool = False):
+    """Pages of sites with ``min_site_pages`` are cleaned with a model fitted
+    on them, others are single pages. With ``variants`` each page also gets
+    ``extra``: its view as a single page ("single") and, on a site of 2+
+    pages, with a model fitted on its site's pages ("fitted"), to be scored
+    out of fold (the per-site-size table)."""
     sites = defaultdict(list)
     with gzip.open(path, "rt", encoding="utf-8") as f:
         for line in f:
             r = json.loads(line)
             sites[r["domain"]].append(r)
-    pages = []  # (site, id, rows, labels, texts, weights, place keys)
+    pages = []  # (site, id, rows, labels, texts, weights, place keys, container or None, extra)
     for site, recs in sorted(sites.items()):
         parsed = [Page(r["html"], r["url"]) for r in recs]
-        model = SiteModel.fit(parsed) if len(recs) >= min_site_pages else None
+        fitted = SiteModel.fit(parsed) if len(recs) >= (2 if variants else min_site_pages) else None
+        model = fitted if len(recs) >= min_site_pages else None
         for r, p in zip(recs, parsed):
-            dropped, near = boilerplate_of(p, model, content=True)  # as clean_page(mode="content")
-            blocks = visible_blocks(p.root, set(dropped), near)
-            rows = block_features(blocks, p.root.findtext(".//title") or "")
+            blocks, rows, keys, container = page_view(p, model)
             gold = r["gold_text"].lower()
             bag = Counter(_TOKEN.findall(gold))
             norm = " ".join(_TOKEN.findall(gold))
+            extra = {}
+            if variants:
+                for name, m in (("single", None), ("fitted", fitted)):
+                    if name == "fitted" and m is None:
+                        continue
+                    if m is model:
+                        extra[name] = (rows, [b.text for b in blocks], keys, container)
+                    else:
+                        b2, rows2, keys2, container2 = page_view(p, m)
+                        extra[name] = (np.array(rows2).reshape(len(b2), FEATURE_COUNT), [b.text for b in b2],
+                                       keys2, container2)
             pages.append((site, r["id"], rows, [label(b.text, norm, bag) for b in blocks],
-                          [b.text for b in blocks], weights(blocks), place_keys(blocks, p.root)))
+                          [b.text for b in blocks], weights(blocks), keys, container, extra))
     return pages
+
+
+def kept_text(model: dict, rows, texts: list[str], keys: list[str], container) -> tuple[str, list[float]]:
+    """Content mode's text of a page out of fold, as clean_page gives it."""
+    scores = smooth(predict(model, rows), keys)
+    if container is not None:
+        scores = container_cut(scores, *container)
+    flags = keep(scores, model["threshold"])
+    return "\n".join(t for t, k in zip(texts, flags) if k), scores
 
 
 def fit_layer(X: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1e-3, steps: int = 300) -> dict:
@@ -111,11 +150,18 @@ def train_linear(pages) -> dict:
     return {"first": first, "second": second, "threshold": 0.5}
 
 
+_LOADED: dict = {}
+
+
 def predict(model: dict, rows) -> list[float]:
+    if isinstance(rows, np.ndarray):
+        rows = rows.tolist()
     if not rows:
         return []
     if model.get("kind") == "trees":
-        return ContentModel(model).scores(rows)
+        if _LOADED.get("data") is not model:  # read the arrays once a model
+            _LOADED.update(data=model, model=ContentModel(model))
+        return _LOADED["model"].scores(rows)
     first = score(model["first"], np.array(rows)).tolist()
     return score(model["second"], np.array(second_pass(rows, first))).tolist()
 
@@ -156,29 +202,38 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--min-site-pages", type=int, default=5)
     ap.add_argument("--cv-out")
+    ap.add_argument("--cv-single", help="also write every page out of fold as a single page (no site model)")
+    ap.add_argument("--cv-fitted", help="also write every page of a site with 2+ pages out of fold with a model "
+                    "fitted on its site's pages (with --cv-single: the per-site-size table)")
     ap.add_argument("--cv-scores", help="also write out-of-fold block scores (JSON Lines), to study thresholds")
     ap.add_argument("--model", choices=("trees", "linear"), default="trees")
     ap.add_argument("--trees", type=int, default=200)
     ap.add_argument("--depth", type=int, default=4)
     ap.add_argument("--rate", type=float, default=0.1)
     args = ap.parse_args()
-    pages = load(args.data, args.min_site_pages)
+    pages = load(args.data, args.min_site_pages, variants=bool(args.cv_single or args.cv_fitted))
     train = (partial(train_trees, n_trees=args.trees, depth=args.depth, rate=args.rate)
              if args.model == "trees" else train_linear)
     if args.cv_out:
         fold = {p[0]: blake2b(p[0].encode(), digest_size=8).digest()[0] % args.folds for p in pages}
         scores_out = gzip.open(args.cv_scores, "wt", encoding="utf-8") if args.cv_scores else None
+        extra_out = {name: gzip.open(path, "wt", encoding="utf-8")
+                     for name, path in (("single", args.cv_single), ("fitted", args.cv_fitted)) if path}
         with gzip.open(args.cv_out, "wt", encoding="utf-8") as out:
             for k in range(args.folds):
                 model = train([p for p in pages if fold[p[0]] != k])
                 for p in pages:
                     if fold[p[0]] == k:
-                        scores = smooth(predict(model, p[2]), p[6])
+                        text, scores = kept_text(model, p[2], p[4], p[6], p[7])
                         if scores_out:
                             scores_out.write(json.dumps({"id": p[1], "texts": p[4], "scores": scores}) + "\n")
-                        flags = keep(scores, model["threshold"])
-                        kept = [t for t, k in zip(p[4], flags) if k]
-                        out.write(json.dumps({"id": p[1], "clean_text": "\n".join(kept)}) + "\n")
+                        out.write(json.dumps({"id": p[1], "clean_text": text}) + "\n")
+                        for name, f in extra_out.items():
+                            if name in p[8]:
+                                text, _ = kept_text(model, *p[8][name])
+                                f.write(json.dumps({"id": p[1], "clean_text": text}) + "\n")
+        for f in extra_out.values():
+            f.close()
         if scores_out:
             scores_out.close()
     model = train(pages)

@@ -34,7 +34,7 @@ from typing import IO, Any
 from ._clean import Page, clean_page
 from ._files import GZIP_LEVEL, DamagedInput, dumps, loads, open_binary, read_lines
 from ._limits import DEFAULT_LIMITS, Limits
-from ._model import FitParams
+from ._model import FIT_MIN_PAGES, FitParams
 from ._sitedb import SiteDB, SiteState
 from ._store import SignatureFileError, SignatureStore
 from ._urls import site_of_url
@@ -64,8 +64,9 @@ class BatchOptions:
     html_field: str = "html"
     #: Group by this field's value instead of the URL's host.
     domain_field: str | None = None
-    #: Sites with fewer pages than this are not fitted.
-    min_pages: int = 2
+    #: Sites with fewer pages than this are not fitted (never fewer than
+    #: FIT_MIN_PAGES).
+    min_pages: int = FIT_MIN_PAGES
     #: At most this many pages per site are used for fitting, chosen by a
     #: hash of their URL (so the choice does not depend on input order).
     max_fit_pages: int = 1000

@@ -17,7 +17,7 @@ from ._clean import Page
 from ._content import ContentModelError, default_model
 from ._evaluate import evaluate
 from ._limits import DEFAULT_LIMITS, Limits
-from ._model import FitParams
+from ._model import FIT_MIN_PAGES, FitParams
 from ._show import annotate_page
 from ._store import SignatureFileError, SignatureStore, load_model, model_from_json
 from ._urls import site_of_url
@@ -29,7 +29,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--url-field", default="url", help="field holding the page URL (default: url)")
     p.add_argument("--html-field", default="html", help="field holding the page HTML (default: html)")
     p.add_argument("--domain-field", help="group pages by this field instead of the URL's host")
-    p.add_argument("--min-pages", type=int, default=2, help="fit sites with at least this many pages (default: 2)")
+    p.add_argument("--min-pages", type=int, default=FIT_MIN_PAGES,
+                   help="fit sites with at least this many pages (default: %(default)s)")
     p.add_argument("--max-fit-pages", type=int, default=1000, help="pages per site used for fitting (default: 1000)")
     p.add_argument("--jobs", "-j", type=int, default=1, help="worker processes (default: 1)")
     p.add_argument("--min-support", type=int, default=FitParams.min_support, help="neighbour pairs that must share a subtree (default: %(default)s)")

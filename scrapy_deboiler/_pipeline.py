@@ -29,7 +29,7 @@ from ._executor import ProcessCleaner
 from ._engine import crawl_state, flush_feeds, scraper_busy
 from ._holding import Hold, HoldingPolicy
 from ._limits import Limits, Skip, check_page
-from ._model import FitParams, SiteModel
+from ._model import FIT_MIN_PAGES, FitParams, SiteModel
 from ._report import SiteReport, write_report
 from ._settings import DEFAULTS, enabled, read_settings
 from ._store import SignatureFileError
@@ -814,14 +814,14 @@ class DeboilerPipeline:
 
     def _release_held(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
         self._inc(f"released/{reason}", sum(len(p.items) for p in pages))
-        if site.model is None and len(pages) < 2:
-            text = site.reason = f"site has {len(pages)} page(s); fitting needs 2"
+        if site.model is None and len(pages) < FIT_MIN_PAGES:
+            text = site.reason = f"site has {len(pages)} page(s); fitting needs {FIT_MIN_PAGES}"
             if self.mode != "content":
                 for p in pages:
                     for h in p.items:
                         self._pass_unchanged(site, h, text)
                 return
-        if site.model is not None or len(pages) < 2:
+        if site.model is not None or len(pages) < FIT_MIN_PAGES:
             # Arrived while a fit ran: clean with its model. Or a site too
             # small for one, in content mode: extract each page on its own.
             for p in pages:

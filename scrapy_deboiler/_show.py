@@ -99,7 +99,7 @@ def annotate_page(page: Page, model: SiteModel | None, *, mode: str = "content",
     dropped, near = boilerplate_of(page, model, content=mode == "content")
     text_chars = len(tree_text(root))
     removed_chars = sum(len(tree_text(el)) for el in dropped)
-    blocks, scores, flags = judge_blocks(root, skip=set(dropped), near=near)
+    blocks, scores, flags = judge_blocks(root, skip=set(dropped), near=near, single=model is None)
     threshold = model.threshold if model is not None else 0
     for el in dropped:
         el.set("data-deboiler", "boilerplate")

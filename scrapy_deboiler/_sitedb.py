@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from hashlib import blake2b
 
-from ._model import FitParams, SiteModel
+from ._model import FIT_MIN_PAGES, FitParams, SiteModel
 from ._store import SignatureFileError, model_from_json, model_to_json
 
 __all__ = ["SiteDB", "SiteState"]
@@ -124,7 +124,7 @@ class SiteDB:
         ``save(site, model)`` stores each. Returns counts by outcome."""
         db = self._db
         db.execute("CREATE INDEX IF NOT EXISTS samples_by_site ON samples (site, key)")
-        need = max(min_pages, 2)
+        need = max(min_pages, FIT_MIN_PAGES)
         totals = {"fitted": 0, "file": 0, "too_small": 0}
         todo = db.execute("SELECT site, pages, source FROM sites ORDER BY site").fetchall()
         db.execute("BEGIN")

@@ -22,7 +22,7 @@ from cpython.unicode cimport (Py_UNICODE_ISALNUM, Py_UNICODE_ISALPHA, Py_UNICODE
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
     int __builtin_ctzll(unsigned long long x) nogil
-from libc.math cimport fabs, log1p
+from libc.math cimport fabs, log1p, pow
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset, strcmp, strlen
 
@@ -1540,3 +1540,166 @@ def score_table(const double[:] X, Py_ssize_t width, const int[:] feature, const
                 total += value[node]
             out[r] = total
     return scores.tolist()
+
+
+cdef struct NodeMap:
+    size_t* keys  # node addresses (0: empty slot)
+    Py_ssize_t* values
+    Py_ssize_t cap, used
+
+
+cdef inline Py_ssize_t _slot(NodeMap* m, size_t key) noexcept nogil:
+    """Where ``key`` is in ``m``, or the empty slot where it would go."""
+    cdef size_t i = ((key >> 4) * <size_t>11400714819323198485ULL) & <size_t>(m.cap - 1)
+    while m.keys[i] != 0 and m.keys[i] != key:
+        i = (i + 1) & <size_t>(m.cap - 1)
+    return i
+
+
+cdef int _map_grow(NodeMap* m) noexcept nogil:
+    cdef NodeMap bigger
+    cdef Py_ssize_t i, at
+    bigger.cap = m.cap * 2
+    bigger.used = m.used
+    bigger.keys = <size_t*>calloc(bigger.cap, sizeof(size_t))
+    bigger.values = <Py_ssize_t*>malloc(bigger.cap * sizeof(Py_ssize_t))
+    if bigger.keys == NULL or bigger.values == NULL:
+        free(bigger.keys)
+        free(bigger.values)
+        return -1
+    for i in range(m.cap):
+        if m.keys[i] != 0:
+            at = _slot(&bigger, m.keys[i])
+            bigger.keys[at] = m.keys[i]
+            bigger.values[at] = m.values[i]
+    free(m.keys)
+    free(m.values)
+    m[0] = bigger
+    return 0
+
+
+def block_tree(list addresses):
+    """``_content.block_tree`` from the blocks' node addresses: the same
+    numbers, walking libxml2's parent pointers with a C hash of node
+    addresses instead of making an element proxy for each block and
+    ancestor."""
+    cdef NodeMap m
+    cdef size_t* new = NULL
+    cdef size_t* grown_new
+    cdef Py_ssize_t* parents = NULL
+    cdef Py_ssize_t* grown
+    cdef Py_ssize_t n_new, cap_new = 64, count = 0, cap_parents = 256, up, i, at
+    cdef xmlNode* node
+    cdef list nodes = []
+    m.cap = 256
+    m.used = 0
+    m.keys = <size_t*>calloc(m.cap, sizeof(size_t))
+    m.values = <Py_ssize_t*>malloc(m.cap * sizeof(Py_ssize_t))
+    new = <size_t*>malloc(cap_new * sizeof(size_t))
+    parents = <Py_ssize_t*>malloc(cap_parents * sizeof(Py_ssize_t))
+    try:
+        if m.keys == NULL or m.values == NULL or new == NULL or parents == NULL:
+            raise MemoryError()
+        for a in addresses:
+            node = <xmlNode*><size_t>a
+            if node == NULL or node.type != ELEMENT:
+                raise ValueError("block_tree: a block that is not an element")
+            n_new = 0
+            up = -1
+            while node != NULL and node.type == ELEMENT:
+                at = _slot(&m, <size_t>node)
+                if m.keys[at] != 0:
+                    up = m.values[at]
+                    break
+                if n_new == cap_new:
+                    grown_new = <size_t*>realloc(new, 2 * cap_new * sizeof(size_t))
+                    if grown_new == NULL:
+                        raise MemoryError()
+                    new, cap_new = grown_new, 2 * cap_new
+                new[n_new] = <size_t>node
+                n_new += 1
+                node = node.parent
+            for i in range(n_new - 1, -1, -1):
+                if 2 * (m.used + 1) > m.cap and _map_grow(&m) < 0:
+                    raise MemoryError()
+                if count == cap_parents:
+                    grown = <Py_ssize_t*>realloc(parents, 2 * cap_parents * sizeof(Py_ssize_t))
+                    if grown == NULL:
+                        raise MemoryError()
+                    parents, cap_parents = grown, 2 * cap_parents
+                at = _slot(&m, new[i])
+                m.keys[at] = new[i]
+                m.values[at] = count
+                m.used += 1
+                parents[count] = up
+                up = count
+                count += 1
+            if n_new:
+                nodes.append(up)  # the block's own element, numbered last
+            else:
+                nodes.append(m.values[_slot(&m, <size_t>a)])
+        return nodes, [parents[i] for i in range(count)]
+    finally:
+        free(m.keys)
+        free(m.values)
+        free(new)
+        free(parents)
+
+
+def container_cut(list scores, list words, list link_density, list nodes, list parents,
+                  double outside, double power):
+    """``_content.container_cut_py`` in C: the same arithmetic in the same
+    order, so the same doubles."""
+    cdef Py_ssize_t n = len(scores), count = len(parents), i, e, up, best = -1
+    cdef double total = 0.0, m, f, best_f = -1.0
+    cdef double* mass
+    cdef double* held
+    cdef Py_ssize_t* parent
+    cdef Py_ssize_t* node
+    cdef char* inside
+    if n < 2:
+        return scores
+    if len(words) != n or len(link_density) != n or len(nodes) != n:
+        raise ValueError("container_cut: lists of different lengths")
+    mass = <double*>calloc(count + 1, sizeof(double))
+    held = <double*>calloc(count + 1, sizeof(double))
+    parent = <Py_ssize_t*>malloc((count + 1) * sizeof(Py_ssize_t))
+    node = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+    inside = <char*>calloc(count + 1, 1)
+    try:
+        if mass == NULL or held == NULL or parent == NULL or node == NULL or inside == NULL:
+            raise MemoryError()
+        for e in range(count):
+            up = parents[e]
+            if up >= e or up < -1:
+                raise ValueError("container_cut: a parent must come before its children")
+            parent[e] = up
+        for i in range(n):
+            e = nodes[i]
+            if e < 0 or e >= count:
+                raise ValueError("container_cut: node out of range")
+            node[i] = e
+            m = <double>scores[i] * <double>words[i] * pow(1.0 - <double>link_density[i], power)
+            total += m
+            mass[e] += m
+            held[e] += <double>words[i]
+        if total <= 0.0:
+            return scores
+        for e in range(count - 1, 0, -1):
+            up = parent[e]
+            if up >= 0:
+                mass[up] += mass[e]
+                held[up] += held[e]
+        for e in range(count):
+            f = 2.0 * mass[e] / (held[e] + total)
+            if f > best_f:
+                best, best_f = e, f
+        for e in range(count):
+            inside[e] = e == best or (parent[e] >= 0 and inside[parent[e]])
+        return [scores[i] if inside[node[i]] else scores[i] * outside for i in range(n)]
+    finally:
+        free(mass)
+        free(held)
+        free(parent)
+        free(node)
+        free(inside)

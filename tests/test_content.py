@@ -73,3 +73,65 @@ def test_compiled_walk_hides_what_the_python_walk_hides():
     assert [b.text for b in py] == ["c", "e", "g", "tail", "j", "k"]
     assert [b.text for b in _content.page_blocks_py(root)] == [
         "a", "b", "c", "d", "e", "f", "g", "h tail", "i", "j", "k", "l", "m"]
+
+
+def test_container_cut_keeps_the_main_container_and_cuts_what_lies_outside():
+    # Blocks 0-2 (elements 2-4) in one container (element 1), block 3
+    # (element 6) in a teaser box (element 5), both under the body (0).
+    parents = [-1, 0, 1, 1, 1, 0, 5]
+    scores = [0.9, 0.9, 0.8, 0.9]
+    cut = _content.container_cut(scores, [60, 50, 40, 30], [0.0, 0.0, 0.0, 0.3], [2, 3, 4, 6], parents)
+    assert cut[:3] == scores[:3]
+    assert cut[3] == pytest.approx(0.9 * _content.OUTSIDE)
+    # A page whose content is spread over the body keeps it all.
+    spread = _content.container_cut([0.9] * 4, [40] * 4, [0.0] * 4, [1, 2, 3, 4], [-1, 0, 0, 0, 0])
+    assert spread == [0.9] * 4
+    assert _content.container_cut([0.7], [10], [0.0], [0], [-1]) == [0.7]
+
+
+_WORDS = "river mountain council budget school harbour festival museum railway library hospital market".split()
+
+
+def _excerpt(i: int) -> str:
+    w = [_WORDS[(i * 3 + j) % len(_WORDS)] for j in range(5)]
+    return (f"The {w[0]} plan, which the {w[1]} board approved on Monday, will change how the {w[2]} works. "
+            f"Officials said the {w[3]} and the {w[4]} would open again in spring, and residents welcomed the news.")
+
+
+# A ticker of news excerpts (a linked headline, then prose) above a long
+# article: block by block the excerpts read like the article.
+TICKER_PAGE = (
+    "<html><head><title>Story</title></head><body><div class='page'><div class='block'><ul>"
+    + "".join(f"<li><a href='/n{i}'>News {i}: the {_WORDS[i]} story that everyone in the town talks about "
+              f"this week</a> {_excerpt(i)}</li>" for i in range(5))
+    + "</ul></div><div class='main'><h1>Story</h1>"
+    + "".join(f"<p>{_excerpt(i + 7)} {_excerpt(i + 9)} Paragraph {i} ends here.</p>" for i in range(10))
+    + "</div></div></body></html>"
+)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_single_page_is_cut_to_its_main_container(compiled, monkeypatch):
+    if not compiled:
+        monkeypatch.setattr(_content, "_speedups", None)
+    root = _page(TICKER_PAGE).root
+    blocks, scores, _ = _content.judge_blocks(root)
+    single_blocks, single_scores, flags = _content.judge_blocks(root, single=True)
+    assert [b.text for b in blocks] == [b.text for b in single_blocks]
+    main = next(e for e in root.iter("div") if e.get("class") == "main")
+    for b, s, s1, k in zip(blocks, scores, single_scores, flags):
+        inside = main in [b.element, *b.element.iterancestors()]
+        assert s1 == (s if inside else pytest.approx(s * _content.OUTSIDE))
+        assert k == inside
+    nodes, parents = _content.block_tree(single_blocks)
+    assert len(nodes) == len(blocks) and parents[0] == -1 and all(0 <= p < e for e, p in enumerate(parents) if e)
+    text, _, _ = _content.select_content(root, single=True)
+    assert "Paragraph 9" in text and "News" not in text
+
+
+def test_clean_page_cuts_a_page_without_a_site_model_to_its_main_container():
+    from scrapy_deboiler import clean_page
+
+    result = clean_page(_page(TICKER_PAGE), None, mode="content")
+    assert "Paragraph 9" in result.text and "News" not in result.text
+    assert "News" not in result.html

@@ -46,6 +46,15 @@ def same_table(root, py_blocks, title="", skip=frozenset(), near=frozenset()):
         py_blocks, title)
     # The compiled place hashes group blocks as the Python place strings do.
     assert partition([b.place for b in blocks]) == partition(_content.place_keys(py_blocks, root))
+    # The main-container cut's tree: the same numbers from parent pointers,
+    # and the same cut.
+    tree = _content.block_tree(blocks)
+    assert tree == _content.block_tree_py(py_blocks)
+    scores = [((7 * i) % 10) / 9 for i in range(len(blocks))]
+    words = [b.words for b in blocks]
+    links = [b.link_chars / max(1, len(b.text)) for b in blocks]
+    assert _content.container_cut(scores, words, links, *tree) == _content.container_cut_py(
+        scores, words, links, *tree)
 
 
 def partition(keys):
@@ -204,3 +213,13 @@ def test_compiled_hint_matching_finds_what_the_regex_finds(text):
     for m in _content._HINT.findall(text):
         bits |= _content._HINT_BIT[m]
     assert speedups.literal_hits(text, _content._HINT_WORDS) == (bits if text.isascii() else -1)
+
+
+def test_the_compiled_container_cut_refuses_trees_it_cannot_trust():
+    with pytest.raises(ValueError):
+        speedups.container_cut([0.5, 0.5], [1, 1], [0.0, 0.0], [1, 2], [-1, 2, 0], 0.5, 2.0)  # child first
+    with pytest.raises(ValueError):
+        speedups.container_cut([0.5, 0.5], [1, 1], [0.0, 0.0], [1, 5], [-1, 0, 0], 0.5, 2.0)  # no such node
+    with pytest.raises(ValueError):
+        speedups.container_cut([0.5, 0.5], [1], [0.0, 0.0], [1, 2], [-1, 0, 0], 0.5, 2.0)
+    assert speedups.container_cut([0.0, 0.0], [1, 1], [0.0, 0.0], [1, 2], [-1, 0, 0], 0.5, 2.0) == [0.0, 0.0]
