@@ -15,6 +15,11 @@ from ._markdown import content_tree, tree_markdown
 from ._model import FitParams, SiteModel
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import drop as _drop
+
+try:
+    from . import _speedups
+except ImportError:  # not compiled: subtrees are detached through lxml
+    _speedups = None
 from ._text import tree_text
 
 __all__ = ["MODES", "Page", "CleanResult", "clean_page", "fit_and_clean"]
@@ -133,6 +138,14 @@ def outermost_dropped(signed: SignedTree, signatures: frozenset[str] | set[str],
     return [i for i in found if not _phrase(signed.element(i))] if phrases else found
 
 
+def _signed_for(page: Page, model: SiteModel) -> SignedTree:
+    """The page's signatures under the model's scheme (signed again if the
+    page was signed under another)."""
+    if model.params.scheme != page.scheme:
+        page.signed = sign_tree(page.root, model.params.scheme)
+    return page.signed
+
+
 def boilerplate_of(page: Page, model: SiteModel | None, content: bool = False,
                    ) -> tuple[list[etree._Element], set]:
     """The page's outermost boilerplate subtrees to skip, and for
@@ -142,9 +155,7 @@ def boilerplate_of(page: Page, model: SiteModel | None, content: bool = False,
     shared: set = set()
     if model is None:
         return dropped, shared
-    if model.params.scheme != page.scheme:
-        page.signed = sign_tree(page.root, model.params.scheme)
-    signed = page.signed
+    signed = _signed_for(page, model)
     bp = model.boilerplate
     dropped = [signed.element(i) for i in outermost_dropped(signed, bp, content)]
     if content:
@@ -171,8 +182,17 @@ def clean_page(
     if page.skipped is not None:
         return CleanResult("", "", 0, list(page.notes), skipped=page.skipped)
     content = mode == "content"
-    dropped, near = boilerplate_of(page, model, content)
-    removed = len(dropped)
+    addresses: list[int] | None = None
+    if not content and model is not None and _speedups is not None:
+        # Boilerplate mode needs only where the subtrees are: no proxies.
+        signed = _signed_for(page, model)
+        found = outermost_dropped(signed, model.boilerplate)
+        addresses = signed.addresses(found)
+        dropped, near = ([], set()) if addresses is not None else boilerplate_of(page, model)
+        removed = len(found)
+    else:
+        dropped, near = boilerplate_of(page, model, content)
+        removed = len(dropped)
     blocks: list[tuple[str, str]] = []
     if explain and model is not None:  # for reports: which subtrees, by signature
         signed = page.signed
@@ -189,11 +209,25 @@ def clean_page(
             md = tree_markdown(content_tree(page.root, set(kept), set(dropped), _is_hidden))
         return CleanResult(text, html if want_html else "", removed, list(page.notes), comments,
                            removed_blocks=blocks, markdown=md)
-    for el in dropped:
-        _drop(el)
-    html = etree.tostring(page.root, method="html", encoding="unicode") if want_html else ""
-    return CleanResult(tree_text(page.root), html, removed, list(page.notes), removed_blocks=blocks,
-                       markdown=tree_markdown(page.root) if markdown else "")
+    root = page.root
+
+    def render() -> tuple[str, str, str]:
+        html = etree.tostring(root, method="html", encoding="unicode") if want_html else ""
+        return tree_text(root), html, tree_markdown(root) if markdown else ""
+
+    written = None
+    if addresses is not None:
+        # The subtrees are unlinked only while the page is written (C, no
+        # element proxies), and the tree comes back as it was.
+        written = _speedups.without_nodes(root, addresses, render)
+        if written is None:  # control characters beside a subtree: as below
+            dropped = [signed.element(i) for i in found]
+    if written is None:
+        for el in dropped:
+            _drop(el)
+        written = render()
+    text, html, md = written
+    return CleanResult(text, html, removed, list(page.notes), removed_blocks=blocks, markdown=md)
 
 
 def fit_and_clean(

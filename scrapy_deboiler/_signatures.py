@@ -174,6 +174,12 @@ class SignedTree:
             return self._elements[i]
         return _speedups.element_at(self._root, self._addresses[i])
 
+    def addresses(self, entries: list[int]) -> list[int] | None:
+        """libxml2 node addresses of these entries (compiled walk only)."""
+        if self._addresses is None:
+            return None
+        return [self._addresses[i] for i in entries]
+
     @property
     def elements(self) -> list[etree._Element]:
         if self._elements is None:

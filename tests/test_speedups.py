@@ -223,3 +223,34 @@ def test_the_compiled_container_cut_refuses_trees_it_cannot_trust():
     with pytest.raises(ValueError):
         speedups.container_cut([0.5, 0.5], [1], [0.0, 0.0], [1, 2], [-1, 0, 0], 0.5, 2.0)
     assert speedups.container_cut([0.0, 0.0], [1, 1], [0.0, 0.0], [1, 2], [-1, 0, 0], 0.5, 2.0) == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("markdown", [False, True])
+def test_boilerplate_mode_writes_without_the_subtrees_as_detaching_them_does(monkeypatch, markdown):
+    """The compiled path unlinks the boilerplate subtrees only while the
+    page is written and puts the tree back; detaching them through lxml
+    (the fallback) must give the same text, HTML and Markdown."""
+    from scrapy_deboiler import Page, SiteModel, _clean, clean_page
+
+    def pages():
+        out = [Page(html, url) for url, html, _ in site_pages("unlink.example", 8)]
+        # Neighbouring boilerplate subtrees, tails between them, first and
+        # last children, and control characters from references in a tail.
+        extra = ("<html><body><nav><p>Home News</p></nav><nav><p>Sport Culture</p></nav>"
+                 "&#26;tail one<div><footer><p>Footer links here</p></footer></div>"
+                 "<p>Page {n} own words.</p><aside><p>Related list</p></aside></body></html>")
+        out += [Page(extra.format(n=n), f"http://unlink.example/x{n}") for n in range(4)]
+        return out
+
+    model = SiteModel.fit(pages())
+    fast = []
+    for k, page in enumerate(pages()):
+        before = etree.tostring(page.root)
+        fast.append(clean_page(page, model, markdown=markdown))
+        if k < 8:  # unlinked and put back (the others are detached, as below)
+            assert etree.tostring(page.root) == before
+    monkeypatch.setattr(_clean, "_speedups", None)
+    slow = [clean_page(page, model, markdown=markdown) for page in pages()]
+    assert [(r.text, r.html, r.markdown, r.removed) for r in fast] == [
+        (r.text, r.html, r.markdown, r.removed) for r in slow]
+    assert sum(r.removed for r in fast) > 20
