@@ -8,10 +8,21 @@ from urllib.parse import urlsplit
 
 import scrapy
 from scrapy.linkextractors import LinkExtractor
-from scrapy_redis.spiders import RedisSpider
+
+try:
+    from scrapy_redis.spiders import RedisSpider
+except ModuleNotFoundError as e:  # only this spider needs scrapy-redis: the
+    if e.name != "scrapy_redis":  # one-process demo runs without it
+        raise
+    RedisSpider = None
 
 
-class ClusterSpider(RedisSpider):
+class _NoRedis:
+    """Stands in for RedisSpider when scrapy-redis is not installed: no
+    ``name``, so Scrapy's spider loader leaves it out."""
+
+
+class ClusterSpider(RedisSpider or _NoRedis):
     """``scrapy crawl cluster -s SCRAPY_SETTINGS_MODULE=demo.settings_cluster``
 
     Run it in as many processes (and machines) as you like, then push the
