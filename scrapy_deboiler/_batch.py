@@ -38,12 +38,12 @@ from ._model import FIT_MIN_PAGES, FitParams
 from ._sitedb import SiteDB, SiteState
 from ._store import SignatureFileError, SignatureStore
 from ._urls import site_of_url
+from ._warc import ArchiveError, archive_pages, is_archive
 
 try:
     from . import _speedups
 except ImportError:  # not compiled
     _speedups = None
-from ._warc import ArchiveError, archive_pages, is_archive
 
 __all__ = ["ArchiveError", "BatchOptions", "DamagedInput", "SiteState", "clean_file", "clean_record", "fit_file", "site_of"]
 

@@ -15,12 +15,12 @@ from ._markdown import content_tree, tree_markdown
 from ._model import FitParams, SiteModel
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import drop as _drop
+from ._text import tree_text
 
 try:
     from . import _speedups
 except ImportError:  # not compiled: subtrees are detached through lxml
     _speedups = None
-from ._text import tree_text
 
 __all__ = ["MODES", "Page", "CleanResult", "clean_page", "fit_and_clean"]
 
