@@ -375,7 +375,7 @@ async def test_ctrl_c_from_a_terminal_fails_no_page_in_the_worker_processes(tmp_
     """A terminal sends Ctrl-C to the crawl's whole process group, worker
     processes included: they leave it to the crawl, which closes gracefully
     with every item cleaned (a worker that died of it failed the pages it
-    was cleaning: ``status: error``, half the runs)."""
+    was cleaning: ``status: error``, in every run before the fix)."""
     import os
     import signal
 
