@@ -188,11 +188,10 @@ def clean_page(
         signed = _signed_for(page, model)
         found = outermost_dropped(signed, model.boilerplate)
         addresses = signed.addresses(found)
-        dropped, near = ([], set()) if addresses is not None else boilerplate_of(page, model)
-        removed = len(found)
+        dropped = [] if addresses is not None else [signed.element(i) for i in found]
     else:
         dropped, near = boilerplate_of(page, model, content)
-        removed = len(dropped)
+    removed = len(found) if addresses is not None else len(dropped)
     blocks: list[tuple[str, str]] = []
     if explain and model is not None:  # for reports: which subtrees, by signature
         signed = page.signed

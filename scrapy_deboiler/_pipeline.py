@@ -86,8 +86,10 @@ class _Site:
     held: dict[str, _HeldPage] = field(default_factory=dict)  # by page key
     held_items: int = 0
     inflight: int = 0  # pages being cleaned
-    #: What the holding policy sees: pages and bytes held, the first fit
-    #: running (``busy``: items wait for it), the cluster pool.
+    #: What the holding policy sees, and the one place it is kept: distinct
+    #: pages and bytes of HTML waiting for the threshold, the arrival number
+    #: of the oldest held item, a fit running (``busy``: items wait for it),
+    #: the cluster pool.
     hold: Hold = field(default_factory=lambda: Hold(""))
     reason: str = ""  # why the site has no model
     #: Redis mode: the published model is being looked up (items wait).
@@ -104,32 +106,6 @@ class _Site:
     def __post_init__(self) -> None:
         self.hold.name = self.name
 
-    @property
-    def busy(self) -> bool:
-        return self.hold.busy
-
-    @busy.setter
-    def busy(self, value: bool) -> None:
-        self.hold.busy = value
-
-    @property
-    def held_bytes(self) -> int:
-        """Of pages waiting for the threshold (not for a fit in progress)."""
-        return self.hold.bytes
-
-    @held_bytes.setter
-    def held_bytes(self, value: int) -> None:
-        self.hold.bytes = value
-
-    @property
-    def first_held(self) -> int:
-        """Arrival number of its oldest held item."""
-        return self.hold.first
-
-    @first_held.setter
-    def first_held(self, value: int) -> None:
-        self.hold.first = value
-
 
 def _clean_one(html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
                params: FitParams, learn: bool, mode: str, explain: bool = False, markdown: bool = False,
@@ -137,9 +113,8 @@ def _clean_one(html: str | bytes, url: str, encoding: str | None, model: SiteMod
     """One page of a site with a model (or none, in content mode); with
     ``learn`` also its signatures. Pages reach it checked against the
     limits already (``_process``). Runs in the pipeline's threads."""
-    page = Page(html, url, encoding, params.scheme, limits=None)
-    sigs = page.signatures if learn else None
-    return clean_page(page, model, mode=mode, explain=explain, markdown=markdown), sigs
+    return _clean_parsed(Page(html, url, encoding, params.scheme, limits=None), model, params, learn,
+                         mode, explain, markdown)
 
 
 def _fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParams,
@@ -417,12 +392,12 @@ class DeboilerPipeline:
             rep = site.report
             if rep is not None and rep.samples is not None and len(html) <= _VIEW_MAX_CHARS:
                 rep.sample(url, html, encoding, self.report_views)
-            if not site.busy:  # waiting for the threshold: what DEBOILER_MAX_HELD_BYTES bounds
+            if not site.hold.busy:  # waiting for the threshold: what DEBOILER_MAX_HELD_BYTES bounds
                 self.held_bytes += len(html)
-                site.held_bytes += len(html)
+                site.hold.bytes += len(html)
         waiter: Deferred = Deferred()
         if not site.held_items:
-            site.first_held = self._arrivals
+            site.hold.first = self._arrivals
         self._arrivals += 1
         page.items.append(_Held(item, waiter, page))
         site.held_items += 1
@@ -534,7 +509,7 @@ class DeboilerPipeline:
             if len(self.sites) <= self.max_sites:
                 break
             site = self.sites[name]
-            if site.held or site.busy or site.inflight:
+            if site.held or site.hold.busy or site.inflight:
                 continue
             self._flush_learning(site)
             self._describe(site)
@@ -795,12 +770,12 @@ class DeboilerPipeline:
     def _release(self, site: _Site, reason: str) -> None:
         """Let a site's held items go: cleaned when it has (or gets) a model,
         unchanged with a reason when it cannot have one."""
-        if site.busy or not site.held:
+        if site.hold.busy or not site.held:
             return
         pages, site.held = list(site.held.values()), {}
         site.held_items = site.hold.pages = 0
-        self.held_bytes -= site.held_bytes
-        site.held_bytes = 0
+        self.held_bytes -= site.hold.bytes
+        site.hold.bytes = 0
         try:
             self._release_held(site, pages, reason)
         except Exception as e:  # held items must never be stranded
@@ -833,7 +808,7 @@ class DeboilerPipeline:
         self._start_fit(site, pages)
 
     def _start_fit(self, site: _Site, pages: list[_HeldPage]) -> None:
-        site.busy = True
+        site.hold.busy = True
         self.busy += 1
         started = time.perf_counter()
         provisional = len(pages) < self.min_pages
@@ -862,7 +837,7 @@ class DeboilerPipeline:
                         len(model.boilerplate), 100 * removed)
 
         def finally_(_: Any) -> None:
-            site.busy = False
+            site.hold.busy = False
             self.busy -= 1
             if site.held:  # items that came in while fitting
                 self._release(site, "after_fit")
@@ -1090,14 +1065,14 @@ class DeboilerPipeline:
         unless a model as good is there, and release the held items with the
         model that stays. A pool too small or unreachable: the local rules."""
         assert self.redis is not None
-        if site.busy:
+        if site.hold.busy:
             return
-        site.busy = True
+        site.hold.busy = True
         self.busy += 1
         started = time.perf_counter()
 
         def done(result: tuple[SiteModel | None, int]) -> None:
-            site.busy = False
+            site.hold.busy = False
             self.busy -= 1
             self._count_refused()
             model, pooled = result
@@ -1117,7 +1092,7 @@ class DeboilerPipeline:
             self._adopt(site, model, reason)
 
         def failed(f: Any) -> None:
-            site.busy = False
+            site.hold.busy = False
             self.busy -= 1
             self._redis_failed(f)
             if site.held and site.model is None:
@@ -1183,7 +1158,7 @@ class DeboilerPipeline:
         now = time.monotonic()
         for name, (size, rank) in sizes.items():
             site = self.sites.get(name)
-            if site is None or not site.hold.pooled or site.busy:
+            if site is None or not site.hold.pooled or site.hold.busy:
                 continue
             mine = model_rank(site.model) if site.model is not None else -1
             if rank > mine and (rank >= FINAL_RANK or site.model is not None):

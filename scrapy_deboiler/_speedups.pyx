@@ -255,15 +255,22 @@ def needs_repair(bytes data):
     instead of a ``translate`` copy and four searches (4 % of the CLI's
     instructions); the Python checks still make the repairs."""
     cdef const unsigned char* p = <const unsigned char*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i
-    cdef bint found = False
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
+    cdef bint found
     with nogil:
-        for i in range(n):
-            if REPAIR_BYTE[p[i]]:  # a table: one load and test a byte
-                if p[i] != 0xef or (i + 2 < n and p[i + 1] == 0xbf and (p[i + 2] == 0xbe or p[i + 2] == 0xbf)):
-                    found = True
-                    break
+        found = has_unsettable(p, n)
     return found
+
+
+cdef bint has_unsettable(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """Whether UTF-8 ``p[:n]`` holds what lxml refuses in text set from
+    Python: a C0 control but tab, newline and CR, or U+FFFE / U+FFFF."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if REPAIR_BYTE[p[i]]:  # a table: one load and test a byte
+            if p[i] != 0xef or (i + 2 < n and p[i + 1] == 0xbf and (p[i + 2] == 0xbe or p[i + 2] == 0xbf)):
+                return True
+    return False
 
 
 cdef int _cmp_u64(const void* a, const void* b) noexcept nogil:
@@ -375,17 +382,9 @@ cdef bint unsettable_text(xmlNode* node) noexcept nogil:
     """A text node holding characters lxml refuses in text set from Python
     (C0 controls but tab, newline and CR; U+FFFE, U+FFFF: they come from
     character references such as ``&#26;``)."""
-    cdef const unsigned char* p
-    cdef Py_ssize_t i, n
     if node == NULL or node.type != TEXT or node.content == NULL:
         return False
-    p = <const unsigned char*>node.content
-    n = strlen(<const char*>p)
-    for i in range(n):
-        if REPAIR_BYTE[p[i]]:
-            if p[i] != 0xef or (i + 2 < n and p[i + 1] == 0xbf and (p[i + 2] == 0xbe or p[i + 2] == 0xbf)):
-                return True
-    return False
+    return has_unsettable(<const unsigned char*>node.content, strlen(<const char*>node.content))
 
 
 def without_nodes(object root, list addresses, object render):

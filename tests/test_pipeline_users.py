@@ -299,6 +299,19 @@ def feed_and_yielded(tmp_path):
     return items, yielded
 
 
+def crawl_args(tmp_path, start: str, settings: dict) -> list[str]:
+    """``scrapy crawl site`` arguments of the written project's spider: it
+    starts at ``start``, writes the URLs it yields and its pid to files in
+    ``tmp_path``; the feed and the signature files go there too."""
+    settings = {"DEBOILER_SIGNATURES_DIR": str(tmp_path / "signatures"),
+                "FEEDS": json.dumps({str(tmp_path / "items.jsonl"): {"format": "jsonlines"}}), **settings}
+    args = ["site", "-a", f"start={start}", "-a", f"yielded={tmp_path / 'yielded.txt'}",
+            "-a", f"pidfile={tmp_path / 'pid'}"]
+    for k, v in settings.items():
+        args += ["-s", f"{k}={v}"]
+    return args
+
+
 @pytest_twisted.ensureDeferred
 async def test_two_sigints_lose_no_held_item(tmp_path):
     """Ctrl-C twice, 0.3 s apart, in a real ``scrapy crawl``: the second one
@@ -322,13 +335,8 @@ async def test_two_sigints_lose_no_held_item(tmp_path):
     a, pa = serve_site(60, "alpha", on_request=on_request)
     settings = {"DEBOILER_MIN_PAGES": 100,  # everything is held
                 "DEBOILER_WATCHDOG_INTERVAL": 5,  # the watchdog sleeps through it all
-                "DEBOILER_SIGNATURES_DIR": str(tmp_path / "signatures"),
-                "CONCURRENT_REQUESTS": 2, "DOWNLOAD_DELAY": 0.05,
-                "FEEDS": json.dumps({str(tmp_path / "items.jsonl"): {"format": "jsonlines"}})}
-    args = ["site", "-a", f"start={a}", "-a", f"yielded={tmp_path / 'yielded.txt'}",
-            "-a", f"pidfile={tmp_path / 'pid'}"]
-    for k, v in settings.items():
-        args += ["-s", f"{k}={v}"]
+                "CONCURRENT_REQUESTS": 2, "DOWNLOAD_DELAY": 0.05}
+    args = crawl_args(tmp_path, a, settings)
     try:
         _, proc = run_scrapy(project, args)
         await first
@@ -392,13 +400,8 @@ async def test_ctrl_c_from_a_terminal_fails_no_page_in_the_worker_processes(tmp_
 
     a, pa = serve_site(80, "alpha", paragraphs=300, on_request=on_request)
     settings = {"DEBOILER_MIN_PAGES": 5, "DEBOILER_PROCESSES": 1,
-                "DEBOILER_SIGNATURES_DIR": str(tmp_path / "signatures"),
-                "CONCURRENT_REQUESTS": 4,
-                "FEEDS": json.dumps({str(tmp_path / "items.jsonl"): {"format": "jsonlines"}})}
-    args = ["site", "-a", f"start={a}", "-a", f"yielded={tmp_path / 'yielded.txt'}",
-            "-a", f"pidfile={tmp_path / 'pid'}"]
-    for k, v in settings.items():
-        args += ["-s", f"{k}={v}"]
+                "CONCURRENT_REQUESTS": 4}
+    args = crawl_args(tmp_path, a, settings)
     try:
         _, proc = run_scrapy(project, args, kill_after=120)
         await signalled

@@ -30,6 +30,23 @@ def article_urls(index: str, pages: range) -> list[str]:
     return [f"{index}articles/{i:04d}.html" for i in pages]
 
 
+async def two_crawls(tmp_path, urls_a: list[str], urls_b: list[str], settings: dict, pa,
+                     **b_extra) -> tuple[tuple, tuple]:
+    """Crawlers A and B at once, each with its own folder; (crawler, items)
+    of each. Closes the site's server ``pa`` when done."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    try:
+        results = await DeferredList([
+            ensureDeferred(crawl(tmp_path / "a", urls_a, **settings)),
+            ensureDeferred(crawl(tmp_path / "b", urls_b, **{**settings, **b_extra})),
+        ], fireOnOneErrback=True, consumeErrors=True)
+    finally:
+        close(pa)
+    (_, a), (_, b) = results
+    return a, b
+
+
 def model_files(folder) -> dict[str, dict]:
     return {p.name: json.loads(p.read_text()) for p in folder.iterdir() if p.suffix == ".json"}
 
@@ -41,17 +58,9 @@ async def test_two_crawlers_each_seeing_half_a_site_share_one_model(tmp_path, re
     clean every item with one model of exactly 8 pages, equal to a fit of
     those 8 pages in this process."""
     a, pa = serve_site(12, "alpha")
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
     settings = redis_settings(redis_server.url, DEBOILER_MIN_PAGES=8, CONCURRENT_REQUESTS=2)
-    try:
-        results = await DeferredList([
-            ensureDeferred(crawl(tmp_path / "a", article_urls(a, range(0, 12, 2)), **settings)),
-            ensureDeferred(crawl(tmp_path / "b", article_urls(a, range(1, 12, 2)), **settings)),
-        ], fireOnOneErrback=True, consumeErrors=True)
-    finally:
-        close(pa)
-    (_, (ca, items_a)), (_, (cb, items_b)) = results
+    (ca, items_a), (cb, items_b) = await two_crawls(
+        tmp_path, article_urls(a, range(0, 12, 2)), article_urls(a, range(1, 12, 2)), settings, pa)
     for crawler, items in ((ca, items_a), (cb, items_b)):
         check_all_items_reached_the_feed(crawler, items)
         assert len(items) == 6
@@ -203,18 +212,10 @@ async def test_a_quiet_crawler_holds_while_the_pool_grows_then_both_fit_the_whol
     has not grown for DEBOILER_REDIS_POOL_WAIT both clean with one model of
     the whole pool (6 pages, provisional: the site never had 20)."""
     a, pa = serve_site(6, "alpha")
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
     settings = redis_settings(redis_server.url, DEBOILER_MIN_PAGES=20, DEBOILER_REDIS_POOL_WAIT=1.5)
-    try:
-        results = await DeferredList([
-            ensureDeferred(crawl(tmp_path / "a", article_urls(a, range(0, 3)), **settings)),
-            ensureDeferred(crawl(tmp_path / "b", article_urls(a, range(3, 6)), DOWNLOAD_DELAY=0.6,
-                                 CONCURRENT_REQUESTS=1, **settings)),
-        ], fireOnOneErrback=True, consumeErrors=True)
-    finally:
-        close(pa)
-    (_, (ca, items_a)), (_, (cb, items_b)) = results
+    (ca, items_a), (cb, items_b) = await two_crawls(
+        tmp_path, article_urls(a, range(0, 3)), article_urls(a, range(3, 6)), settings, pa,
+        DOWNLOAD_DELAY=0.6, CONCURRENT_REQUESTS=1)
     for crawler, items in ((ca, items_a), (cb, items_b)):
         check_all_items_reached_the_feed(crawler, items)
         assert {(i["deboiler"]["status"], i["deboiler"]["model"], i["deboiler"]["fit_pages"],
