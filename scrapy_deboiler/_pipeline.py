@@ -149,24 +149,6 @@ def _is_redis_error(e: BaseException) -> bool:
     return isinstance(e, RedisError)
 
 
-def _from_future(future: Any) -> Deferred:
-    """A Deferred fired on the reactor thread when ``future`` is done."""
-    from twisted.internet import reactor
-    from twisted.python.failure import Failure
-
-    d: Deferred = Deferred()
-
-    def fire(f: Any) -> None:
-        e = f.exception()
-        if e is not None:
-            d.errback(Failure(e))
-        else:
-            d.callback(f.result())
-
-    future.add_done_callback(lambda f: reactor.callFromThread(fire, f))
-    return d
-
-
 class DeboilerPipeline:
     """Adds ``clean_text`` and ``clean_html`` to items, learning each site's
     boilerplate from its first ``DEBOILER_MIN_PAGES`` distinct pages.
@@ -324,13 +306,13 @@ class DeboilerPipeline:
         """``_clean_one(*args)`` in a worker process (DEBOILER_PROCESSES) or
         in the threads."""
         if self._cleaner is not None:
-            return _from_future(self._cleaner.clean(*args))
+            return self._cleaner.clean(*args)
         return self._in_pool(_clean_one, *args)
 
     def _fitting(self, *args: Any) -> Deferred:
         """``_fit_site(*args)`` in a worker process or in the threads."""
         if self._cleaner is not None:
-            return _from_future(self._cleaner.fit(*args))
+            return self._cleaner.fit(*args)
         return self._in_pool(_fit_site, *args)
 
     def _in_pool(self, f: Any, *args: Any) -> Deferred:

@@ -32,11 +32,29 @@ class DeboilerSettingsError(ValueError):
         self.value = value
 
 
+def _cores() -> int:
+    """Cores this process may run on (a container's or ``taskset``'s share)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
 def _default_threads() -> int:
     # A core for the reactor thread (Scrapy), the others (at most four) for
     # cleaning: on 2 cores one cleaning thread crawled faster than two
     # (benchmarks/bench_fullsize.py; docs/pipeline.md).
-    return max(1, min(4, (os.cpu_count() or 2) - 1))
+    return max(1, min(4, _cores() - 1))
+
+
+def _default_processes(redis_url: Any) -> int:
+    # One worker process wherever there is a second core: full-size pages
+    # crawled at 0.72-0.77 of the speed without the pipeline with it, 0.44
+    # with the threads, whose cleaning holds the GIL for most of a page; one
+    # worker kept up with a crawl process running flat out (docs/pipeline.md).
+    # Not in Redis mode, where a worker would parse a held page a second
+    # time (the threads sign it for the pool and clean that same parse).
+    return 1 if _cores() >= 2 and not redis_url else 0
 
 
 #: Defaults of the DEBOILER_* settings (README, "Scrapy settings").
@@ -56,7 +74,7 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_WATCHDOG_INTERVAL": 0.5,
     "DEBOILER_INLINE_MAX_BYTES": 0,
     "DEBOILER_THREADS": None,  # None: one a core but one, at least 1, at most 4
-    "DEBOILER_PROCESSES": 0,  # worker processes that clean instead of the threads
+    "DEBOILER_PROCESSES": None,  # None: one worker process on 2+ cores, else the threads
     "DEBOILER_MARKDOWN": False,
     "DEBOILER_MARKDOWN_FIELD": "clean_markdown",
     "DEBOILER_MODE": "content",
@@ -320,7 +338,8 @@ def read_settings(settings: Any, *, where: Callable[[str], str] = os.path.abspat
         watchdog_interval=_float("DEBOILER_WATCHDOG_INTERVAL", raw("DEBOILER_WATCHDOG_INTERVAL"), 0, 60),
         inline_max_bytes=_int("DEBOILER_INLINE_MAX_BYTES", raw("DEBOILER_INLINE_MAX_BYTES"), 0),
         threads=_default_threads() if threads is None else _int("DEBOILER_THREADS", threads, 1, 64),
-        processes=_int("DEBOILER_PROCESSES", raw("DEBOILER_PROCESSES"), 0, 64),
+        processes=(_default_processes(raw("DEBOILER_REDIS_URL")) if raw("DEBOILER_PROCESSES") is None
+                   else _int("DEBOILER_PROCESSES", raw("DEBOILER_PROCESSES"), 0, 64)),
         markdown=_bool("DEBOILER_MARKDOWN", raw("DEBOILER_MARKDOWN")),
         markdown_field=fields["DEBOILER_MARKDOWN_FIELD"],
         mode=_choice("DEBOILER_MODE", raw("DEBOILER_MODE"), ("boilerplate", "content")),

@@ -133,6 +133,11 @@ def settings(tmp_path: Path, **extra) -> dict:
         "ROBOTSTXT_OBEY": False,
         "TELNETCONSOLE_ENABLED": False,
         "CONCURRENT_REQUESTS": 8,
+        # The pipeline's logic is tested with cleaning in this process, where
+        # the tests' injected faults reach it and results come back at once;
+        # the default (a worker process on 2+ cores) in test_executor.py and
+        # crawls that set DEBOILER_PROCESSES.
+        "DEBOILER_PROCESSES": 0,
     }
     s.update(extra)
     return s

@@ -4,6 +4,10 @@ import os
 
 import pytest
 import pytest_twisted
+from scrapy import signals
+
+from scrapy_deboiler import DeboilerPipeline
+from scrapy_deboiler._settings import _cores
 
 from crawling import crawl, serve_site, stat
 
@@ -213,16 +217,25 @@ async def test_worker_processes_clean_as_the_threads_do_and_markdown_rides_along
     (a, pa), (b, pb) = serve_site(12, "alpha"), serve_site(3, "beta")
     try:
         runs = {}
-        for processes in (0, 1):
+        for processes in (0, None):  # the threads; the default: a worker process on 2+ cores
             folder = tmp_path / f"p{processes}"
             folder.mkdir()
-            crawler, items = await crawl(folder, [a, b], DEBOILER_PROCESSES=processes, DEBOILER_MARKDOWN=True)
+            seen = set()
+
+            def cleaner(item, spider, **kw):  # who cleans: the pipeline's worker processes, or None
+                middlewares = spider.crawler.engine.scraper.itemproc.middlewares
+                pipe, = [m for m in middlewares if isinstance(m, DeboilerPipeline)]
+                seen.add(pipe._cleaner and pipe._cleaner.processes)
+
+            crawler, items = await crawl(folder, [a, b], DEBOILER_PROCESSES=processes, DEBOILER_MARKDOWN=True,
+                                         on_signal=(cleaner, signals.item_scraped))
             check_all_items_reached_the_feed(crawler, items)
+            assert seen == ({None} if processes == 0 else {1 if _cores() >= 2 else None})
             runs[processes] = {i["url"]: i for i in items}
     finally:
         close(pa, pb)
-    assert runs[0].keys() == runs[1].keys() and len(runs[0]) == 15
-    for path, item in runs[1].items():
+    assert runs[0].keys() == runs[None].keys() and len(runs[0]) == 15
+    for path, item in runs[None].items():
         other = runs[0][path]
         assert item["clean_text"] == other["clean_text"] and item["clean_markdown"] == other["clean_markdown"]
         assert item["deboiler"]["status"] == other["deboiler"]["status"] in ("cleaned", "single_page")

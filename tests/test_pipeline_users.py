@@ -7,6 +7,7 @@ import threading
 
 import pytest
 import pytest_twisted
+from scrapy.settings import Settings
 
 from crawling import crawl, serve_site, stat
 from scrapy_deboiler._cli import main as cli_main
@@ -439,3 +440,15 @@ async def test_scrapy_crawl_with_a_bad_setting_fails_naming_it(tmp_path):
     log = b"".join(proc.out).decode("utf-8", "replace")
     assert code == 1 and not served, log[-3000:]
     assert "DEBOILER_WATCHDOG_INTERVAL = '0': must be a number of seconds over 0" in log
+
+
+@pytest.mark.parametrize(("cores", "processes", "threads"), [(1, 0, 1), (2, 1, 1), (4, 1, 3), (16, 1, 4)])
+def test_cleaning_goes_to_a_worker_process_where_there_is_a_second_core(monkeypatch, cores, processes, threads):
+    from scrapy_deboiler import _settings
+
+    monkeypatch.setattr(_settings.os, "sched_getaffinity", lambda pid: set(range(cores)))
+    cfg = _settings.read_settings(Settings(), check_paths=False)
+    assert (cfg.processes, cfg.threads) == (processes, threads)
+    assert _settings.read_settings(Settings({"DEBOILER_PROCESSES": 0}), check_paths=False).processes == 0
+    redis = Settings({"DEBOILER_REDIS_URL": "redis://127.0.0.1:6379/0"})
+    assert _settings.read_settings(redis, check_paths=False).processes == 0

@@ -1,0 +1,143 @@
+"""The worker processes (DEBOILER_PROCESSES) on the real reactor: what
+they answer equals cleaning in this process, whatever happens to them."""
+
+import os
+import signal
+
+import pytest
+import pytest_twisted
+from twisted.internet import defer
+
+from sitegen import site_pages
+
+from scrapy_deboiler._executor import ProcessCleaner, WorkerError, decode_frame, encode_frame
+from scrapy_deboiler._model import FitParams
+from scrapy_deboiler._pipeline import _clean_one, _fit_site
+from scrapy_deboiler._store import model_to_json
+
+PARAMS = FitParams()
+
+
+def pages(n, paragraphs=5, site="alpha"):
+    return [(url, html, None) for url, html, _text in site_pages(site, n, paragraphs=paragraphs)]
+
+
+def same(a, b):
+    assert (a.text, a.html, a.removed, a.notes, a.comments, a.skipped, a.markdown) == (
+        b.text, b.html, b.removed, b.notes, b.comments, b.skipped, b.markdown)
+
+
+@pytest.fixture
+def cleaner():
+    c = ProcessCleaner(1)
+    yield c
+    c.shutdown()
+
+
+def test_a_frame_reads_back_what_was_written_and_waits_for_its_end():
+    blobs = ["caf\u00e9 \ud800".encode("utf-8", "surrogatepass"), b"", b"\x00\xff"]
+    frame = encode_frame({"i": 7, "x": [1, "two"]}, blobs)
+    twice = frame + frame
+    head, got, end = decode_frame(twice, 0)
+    assert head["i"] == 7 and head["x"] == [1, "two"] and [bytes(b) for b in got] == blobs
+    assert end == len(frame) and decode_frame(twice, end)[2] == len(twice)
+    for cut in (1, 7, len(frame) - 1):  # not all of it yet
+        assert decode_frame(frame[:cut], 0) is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_fits_larger_than_a_pipe_and_cleans_of_str_and_bytes_equal_this_process(cleaner):
+    site = pages(20, paragraphs=400)  # about 1.3 MB: many writes of a 1 MiB pipe
+    assert sum(len(h) for _, h, _ in site) > 1 << 20
+    model, results = await cleaner.fit(site, PARAMS, "content", False, True)
+    want_model, want = _fit_site(site, PARAMS, "content", False, True)
+    assert model_to_json("", model) == model_to_json("", want_model)
+    for got, exp in zip(results, want, strict=True):
+        same(got, exp)
+    url, html, _ = pages(22, paragraphs=400)[21]
+    for body, enc in ((html, None), (html.encode("cp1252", "xmlcharrefreplace"), "cp1252")):
+        for mode in ("content", "boilerplate"):
+            (got, sigs), (exp, want_sigs) = await cleaner.clean(body, url, enc, model, PARAMS, True, mode), \
+                _clean_one(body, url, enc, model, PARAMS, True, mode)
+            same(got, exp)
+            assert sigs == want_sigs and sigs
+    worker = cleaner._workers[0]
+    assert list(worker.models) == [cleaner._ship(model).token]  # the model went once
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_worker_that_lost_a_model_is_sent_it_again(cleaner):
+    site = pages(6)
+    model, _ = _fit_site(site, PARAMS, "boilerplate")
+    # The parent believes the worker has the model; the worker never saw it.
+    cleaner._workers[0].models[cleaner._ship(model).token] = None
+    url, html, _ = pages(8)[7]
+    got, _ = await cleaner.clean(html, url, None, model, PARAMS, False, "boilerplate")
+    same(got, _clean_one(html, url, None, model, PARAMS, False, "boilerplate")[0])
+    assert got.removed > 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_error_in_a_worker_fails_that_page_only(cleaner):
+    url, html, _ = pages(1)[0]
+    with pytest.raises(WorkerError, match="ValueError: mode must be one of"):
+        await cleaner.clean(html, url, None, None, PARAMS, False, "nonsense")
+    got, _ = await cleaner.clean(html, url, None, None, PARAMS, False, "content")
+    assert got.text == _clean_one(html, url, None, None, PARAMS, False, "content")[0].text
+    assert cleaner._workers[0].proc.poll() is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_killed_worker_fails_the_page_it_had_and_a_new_one_cleans_the_rest(cleaner):
+    site = pages(5)
+    worker = cleaner._workers[0]
+    os.kill(worker.proc.pid, signal.SIGSTOP)  # the tasks wait in its pipe
+    jobs = [cleaner.clean(h, u, None, None, PARAMS, False, "content") for u, h, _ in site]
+    assert len(worker.inflight) == 5
+    os.kill(worker.proc.pid, signal.SIGKILL)
+    results = await defer.DeferredList(jobs, consumeErrors=True)
+    assert not results[0][0] and results[0][1].check(WorkerError)
+    assert "died" in str(results[0][1].value) and str(-signal.SIGKILL) in str(results[0][1].value)
+    for (ok, (got, _)), (u, h, _) in zip(results[1:], site[1:]):
+        assert ok
+        same(got, _clean_one(h, u, None, None, PARAMS, False, "content")[0])
+    assert cleaner._workers[0] is not worker and cleaner._workers[0].proc.poll() is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_shutdown_fails_what_was_not_answered_and_later_calls(cleaner):
+    site = pages(3)
+    worker = cleaner._workers[0]
+    os.kill(worker.proc.pid, signal.SIGSTOP)
+    jobs = [cleaner.clean(h, u, None, None, PARAMS, False, "content") for u, h, _ in site]
+    os.kill(worker.proc.pid, signal.SIGCONT)
+    cleaner.shutdown()
+    results = await defer.DeferredList(jobs, consumeErrors=True)
+    assert [ok for ok, _ in results] == [False] * 3
+    assert all(f.check(WorkerError) for _, f in results)
+    assert worker.proc.returncode is not None  # reaped, not left behind
+    with pytest.raises(WorkerError, match="stopped"):
+        await cleaner.clean(site[0][1], site[0][0], None, None, PARAMS, False, "content")
+
+
+@pytest_twisted.ensureDeferred
+async def test_answers_go_on_while_something_keeps_a_traceback_of_an_earlier_one(cleaner):
+    """A callback's exception kept alive (a logging handler keeping records
+    with exc_info does it) keeps the frames of the executor's read, and
+    their locals: the views of its buffer must not stop the next reads."""
+    kept = []
+
+    def boom(result):
+        try:
+            raise RuntimeError("a callback failed")
+        except RuntimeError as e:
+            kept.append(e)  # its traceback's frames lead back to the read
+        return result
+
+    site = pages(6, paragraphs=100)
+    jobs = [cleaner.clean(h, u, None, None, PARAMS, False, "content").addCallback(boom) for u, h, _ in site]
+    results = await defer.gatherResults(jobs)
+    assert len(kept) == 6
+    for (got, _), (u, h, _) in zip(results, site):
+        same(got, _clean_one(h, u, None, None, PARAMS, False, "content")[0])
+    assert cleaner._workers[0].proc.poll() is None
