@@ -8,8 +8,9 @@ take that work off the crawl's process entirely.
 Pages go to the workers and results come back over pipes that the reactor
 itself writes and reads. ``concurrent.futures.ProcessPoolExecutor`` did
 this with two helper threads that pickle, unpickle and wake the reactor:
-every hand-off cost the reactor thread the GIL, about 0.36 ms of the crawl
-process's CPU a 66 KB page, against about 0.09 ms here (docs/pipeline.md).
+every hand-off took the GIL from the reactor thread, and a crawl of 66 KB
+pages ran at 0.60-0.68 of its speed without the pipeline, against 0.72-0.73
+here (medians, same session: docs/pipeline.md).
 A frame is an orjson header and the strings it carries as UTF-8 blobs: no
 pickle, nothing a worker sends is executed.
 
@@ -43,7 +44,7 @@ from ._limits import Skip
 from ._model import FitParams, SiteModel
 from ._store import model_from_json, model_to_json
 
-__all__ = ["ProcessCleaner", "WorkerError"]
+__all__ = ["ProcessCleaner", "WorkerError", "WorkersGone"]
 
 #: A frame: the header's length, the blobs' total length, the header (JSON
 #: with the blobs' lengths under "b"), the blobs.
@@ -56,6 +57,10 @@ _F_SETPIPE_SZ = 1031
 #: The rest wait here, where fits go before pages (a fit releases a site's
 #: held items; a page releases one).
 _IN_FLIGHT = 64
+#: Workers that may die in a row while starting (before they say they are
+#: ready) before the workers are given up. A worker that dies later died of
+#: the page it was cleaning: that page fails, and a new worker goes on.
+_MAX_UNREADY_DEATHS = 3
 #: Models a worker keeps (least recently used go first).
 _KEEP_MODELS = 256
 #: What a terminal's Ctrl-C (to the whole process group) and systemd's stop
@@ -71,6 +76,11 @@ _WORKER = (
 class WorkerError(Exception):
     """Cleaning failed in a worker (the worker's error, by its name), or
     the worker died while it had the page."""
+
+
+class WorkersGone(WorkerError):
+    """The workers were given up (``ProcessCleaner.broken``) before the
+    task reached one: it can be done elsewhere."""
 
 
 def _blob(s: str) -> bytes:
@@ -197,7 +207,15 @@ def worker_main(task_fd: int, result_fd: int) -> None:
         signal.signal(sig, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
+    try:
+        _serve(task_fd, result_fd)
+    except BrokenPipeError:  # the crawl closed its end first: it is done with us
+        pass
+
+
+def _serve(task_fd: int, result_fd: int) -> None:
     state = _WorkerState()
+    os.write(result_fd, encode_frame({"ready": True}, []))
     with os.fdopen(task_fd, "rb", buffering=_PIPE_BYTES) as tasks:
         while True:
             head = tasks.read(_FRAME.size)
@@ -274,6 +292,7 @@ class _Worker:
         # Reads land here: os.read(n) would allocate (and fault in) n bytes a call.
         self.chunk = memoryview(bytearray(_PIPE_BYTES))
         self.dead = False
+        self.ready = False  # said so: it could import what it needs
         self.proc, self.task_fd, self.result_fd = self._spawn()
         self.writer = _TaskPipe(self)
         self.reactor.addReader(self)
@@ -451,6 +470,9 @@ class ProcessCleaner:
         self._fits: deque[_Task] = deque()
         self._cleans: deque[_Task] = deque()
         self._closed = False
+        #: Why the workers were given up (they die before answering anything).
+        self.broken: str | None = None
+        self._unready_deaths = 0
         self._params: tuple[FitParams, dict] | None = None
         self._workers = [_Worker(self, reactor) for _ in range(processes)]
 
@@ -479,6 +501,8 @@ class ProcessCleaner:
 
     def shutdown(self) -> None:
         """Stop the workers; tasks not answered yet fail."""
+        if self._closed:
+            return
         self._closed = True
         for w in self._workers:
             w.close()
@@ -488,13 +512,13 @@ class ProcessCleaner:
         for w in self._workers:
             w.inflight.clear()
         for t in left:
-            t.done.errback(WorkerError("the worker processes were stopped"))
+            t.done.errback(WorkersGone(self.broken) if self.broken else WorkerError("the worker processes were stopped"))
 
     # -- dispatch ------------------------------------------------------------
 
     def _submit(self, task: _Task, queue: deque[_Task]) -> Deferred:
         if self._closed:
-            task.done.errback(WorkerError("the worker processes were stopped"))
+            task.done.errback(WorkersGone(self.broken) if self.broken else WorkerError("the worker processes were stopped"))
             return task.done
         task.id = next(self._ids)
         queue.append(task)
@@ -541,6 +565,10 @@ class ProcessCleaner:
     # -- answers -------------------------------------------------------------
 
     def _answer(self, worker: _Worker, head: dict, blobs: list[memoryview]) -> None:
+        if "ready" in head:  # the worker has started (see _worker_died)
+            worker.ready = True
+            self._unready_deaths = 0
+            return
         task = worker.inflight.popleft()
         if head.get("i") != task.id:
             task.done.errback(WorkerError(f"the worker answered task {head.get('i')!r} for {task.id}"))
@@ -565,17 +593,33 @@ class ProcessCleaner:
     def _worker_died(self, worker: _Worker, tasks: list[_Task]) -> None:
         """A worker died: the task it was working on fails (it may be what
         killed it), the ones waiting in its pipe go to the others, and a new
-        worker takes its place."""
+        worker takes its place; unless workers cannot run here at all."""
         if self._closed:
             return
-        idx = self._workers.index(worker)
         code = worker.proc.returncode
-        self._workers[idx] = _Worker(self, self._reactor)
-        for task in reversed(tasks[1:]):
+        # Before it said it was ready it had read no task: none killed it.
+        killer = tasks[0] if tasks and worker.ready else None
+        if not worker.ready:
+            self._unready_deaths += 1
+        for task in reversed(tasks[1:] if killer else tasks):
             task.resend = False
             (self._fits if task.kind == "fit" else self._cleans).appendleft(task)
-        if tasks:
-            tasks[0].done.errback(WorkerError(f"the worker process died (exit status {code}) on this page"))
+        if killer is not None:
+            killer.done.errback(WorkerError(f"the worker process died (exit status {code}) on this page"))
+        if self._unready_deaths >= _MAX_UNREADY_DEATHS:
+            # Started again and again, they would only die again (an
+            # interpreter that cannot import this package, a memory limit):
+            # the tasks fail with WorkersGone, for the caller to do elsewhere.
+            self.broken = (f"{self._unready_deaths} worker processes in a row died while starting"
+                           f" (the last with exit status {code})")
+            import logging
+
+            logging.getLogger(__name__).error(
+                "deboiler: %s; cleaning in the pipeline's threads instead (DEBOILER_PROCESSES = 0 says so"
+                " from the start)", self.broken)
+            self.shutdown()
+            return
+        self._workers[self._workers.index(worker)] = _Worker(self, self._reactor)
         self._dispatch()
 
     def _log_broken(self, e: Exception) -> None:

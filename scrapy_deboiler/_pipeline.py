@@ -21,11 +21,12 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.project import data_path
 from twisted.internet.defer import Deferred, fail, succeed
 from twisted.internet.threads import deferToThreadPool
+from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
 from ._clean import CleanResult, Page, clean_page
 from ._content import default_model
-from ._executor import ProcessCleaner
+from ._executor import ProcessCleaner, WorkersGone
 from ._engine import crawl_state, flush_feeds, scraper_busy
 from ._holding import Hold, HoldingPolicy
 from ._limits import Limits, Skip, check_page
@@ -305,15 +306,22 @@ class DeboilerPipeline:
     def _cleaning(self, *args: Any) -> Deferred:
         """``_clean_one(*args)`` in a worker process (DEBOILER_PROCESSES) or
         in the threads."""
-        if self._cleaner is not None:
-            return self._cleaner.clean(*args)
+        if self._cleaner is not None and self._cleaner.broken is None:
+            return self._cleaner.clean(*args).addErrback(self._elsewhere, _clean_one, args)
         return self._in_pool(_clean_one, *args)
 
     def _fitting(self, *args: Any) -> Deferred:
         """``_fit_site(*args)`` in a worker process or in the threads."""
-        if self._cleaner is not None:
-            return self._cleaner.fit(*args)
+        if self._cleaner is not None and self._cleaner.broken is None:
+            return self._cleaner.fit(*args).addErrback(self._elsewhere, _fit_site, args)
         return self._in_pool(_fit_site, *args)
+
+    def _elsewhere(self, failure: Failure, f: Any, args: tuple) -> Any:
+        """A task the worker processes were given up with (they could not
+        start; it never reached one) goes to the threads."""
+        if failure.check(WorkersGone) and self._pool is not None:
+            return self._in_pool(f, *args)
+        return failure
 
     def _in_pool(self, f: Any, *args: Any) -> Deferred:
         from twisted.internet import reactor

@@ -10,7 +10,7 @@ from twisted.internet import defer
 
 from sitegen import site_pages
 
-from scrapy_deboiler._executor import ProcessCleaner, WorkerError, decode_frame, encode_frame
+from scrapy_deboiler._executor import ProcessCleaner, WorkerError, WorkersGone, decode_frame, encode_frame
 from scrapy_deboiler._model import FitParams
 from scrapy_deboiler._pipeline import _clean_one, _fit_site
 from scrapy_deboiler._store import model_to_json
@@ -90,7 +90,9 @@ async def test_an_error_in_a_worker_fails_that_page_only(cleaner):
 @pytest_twisted.ensureDeferred
 async def test_a_killed_worker_fails_the_page_it_had_and_a_new_one_cleans_the_rest(cleaner):
     site = pages(5)
+    await cleaner.clean(site[0][1], site[0][0], None, None, PARAMS, False, "content")  # it has started
     worker = cleaner._workers[0]
+    assert worker.ready
     os.kill(worker.proc.pid, signal.SIGSTOP)  # the tasks wait in its pipe
     jobs = [cleaner.clean(h, u, None, None, PARAMS, False, "content") for u, h, _ in site]
     assert len(worker.inflight) == 5
@@ -102,6 +104,18 @@ async def test_a_killed_worker_fails_the_page_it_had_and_a_new_one_cleans_the_re
         assert ok
         same(got, _clean_one(h, u, None, None, PARAMS, False, "content")[0])
     assert cleaner._workers[0] is not worker and cleaner._workers[0].proc.poll() is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_worker_killed_while_starting_fails_no_page(cleaner):
+    site = pages(3)
+    worker = cleaner._workers[0]
+    jobs = [cleaner.clean(h, u, None, None, PARAMS, False, "content") for u, h, _ in site]
+    os.kill(worker.proc.pid, signal.SIGKILL)  # before this reactor turn could read that it was ready
+    for job, (u, h, _) in zip(jobs, site):
+        got, _ = await job
+        same(got, _clean_one(h, u, None, None, PARAMS, False, "content")[0])
+    assert cleaner._workers[0] is not worker and cleaner.broken is None
 
 
 @pytest_twisted.ensureDeferred
@@ -141,3 +155,23 @@ async def test_answers_go_on_while_something_keeps_a_traceback_of_an_earlier_one
     for (got, _), (u, h, _) in zip(results, site):
         same(got, _clean_one(h, u, None, None, PARAMS, False, "content")[0])
     assert cleaner._workers[0].proc.poll() is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_workers_that_cannot_start_are_given_up(monkeypatch, caplog):
+    from scrapy_deboiler import _executor
+
+    # What an interpreter that cannot import the package does.
+    monkeypatch.setattr(_executor, "_WORKER", "import sys; sys.exit(3)")
+    cleaner = ProcessCleaner(1)
+    try:
+        url, html, _ = pages(1)[0]
+        with pytest.raises(WorkersGone, match="3 worker processes in a row died while starting"):
+            await cleaner.clean(html, url, None, None, PARAMS, False, "content")
+        assert cleaner.broken and "exit status 3" in cleaner.broken
+        with pytest.raises(WorkersGone):  # at once, no new worker
+            await cleaner.clean(html, url, None, None, PARAMS, False, "content")
+        assert all(w.dead for w in cleaner._workers)
+        assert [r.levelname for r in caplog.records if "died while starting" in r.getMessage()] == ["ERROR"]
+    finally:
+        cleaner.shutdown()

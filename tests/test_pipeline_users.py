@@ -452,3 +452,24 @@ def test_cleaning_goes_to_a_worker_process_where_there_is_a_second_core(monkeypa
     assert _settings.read_settings(Settings({"DEBOILER_PROCESSES": 0}), check_paths=False).processes == 0
     redis = Settings({"DEBOILER_REDIS_URL": "redis://127.0.0.1:6379/0"})
     assert _settings.read_settings(redis, check_paths=False).processes == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_worker_processes_that_cannot_start_leave_the_cleaning_to_the_threads(tmp_path, monkeypatch, caplog):
+    """A Python that cannot run the workers (here: one that exits at once)
+    does not start them forever: after three, the pages the workers had and
+    all later ones are cleaned in the threads, with one ERROR saying so."""
+    from scrapy_deboiler import _executor
+
+    monkeypatch.setattr(_executor, "_WORKER", "import sys; sys.exit(3)")
+    a, pa = serve_site(8, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_PROCESSES=1)
+    finally:
+        pa.stopListening()
+    assert len(items) == crawler.spider.yielded == 8
+    assert {i["deboiler"]["status"] for i in items} == {"cleaned"}
+    assert stat(crawler, "deboiler/errors") == 0
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1 and "3 worker processes in a row died while starting" in errors[0]
+    assert "exit status 3" in errors[0] and "threads instead" in errors[0]
