@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 import signal
 import struct
@@ -45,6 +46,8 @@ from ._model import FitParams, SiteModel
 from ._store import model_from_json, model_to_json
 
 __all__ = ["ProcessCleaner", "WorkerError", "WorkersGone"]
+
+logger = logging.getLogger(__name__)
 
 #: A frame: the header's length, the blobs' total length, the header (JSON
 #: with the blobs' lengths under "b"), the blobs.
@@ -612,9 +615,7 @@ class ProcessCleaner:
             # the tasks fail with WorkersGone, for the caller to do elsewhere.
             self.broken = (f"{self._unready_deaths} worker processes in a row died while starting"
                            f" (the last with exit status {code})")
-            import logging
-
-            logging.getLogger(__name__).error(
+            logger.error(
                 "deboiler: %s; cleaning in the pipeline's threads instead (DEBOILER_PROCESSES = 0 says so"
                 " from the start)", self.broken)
             self.shutdown()
@@ -623,9 +624,7 @@ class ProcessCleaner:
         self._dispatch()
 
     def _log_broken(self, e: Exception) -> None:
-        import logging
-
-        logging.getLogger(__name__).error("deboiler: a worker process answered what cannot be read (%s: %s);"
+        logger.error("deboiler: a worker process answered what cannot be read (%s: %s);"
                                           " starting a new one", type(e).__name__, e)
 
 
