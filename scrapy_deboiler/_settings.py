@@ -54,7 +54,8 @@ def _default_processes(redis_url: Any) -> int:
     # worker kept up with a crawl process running flat out (docs/pipeline.md).
     # Not in Redis mode, where a worker would parse a held page a second
     # time (the threads sign it for the pool and clean that same parse).
-    return 1 if _cores() >= 2 and not redis_url else 0
+    # The reactor reads their pipes as it reads sockets: POSIX only.
+    return 1 if _cores() >= 2 and not redis_url and os.name == "posix" else 0
 
 
 #: Defaults of the DEBOILER_* settings (README, "Scrapy settings").
@@ -167,6 +168,15 @@ def _int(name: str, value: Any, low: int, high: int | None = None) -> int:
         raise DeboilerSettingsError(name, value, f"expected an integer {bounds}")
     if n < low or (high is not None and n > high):
         raise DeboilerSettingsError(name, value, f"must be an integer {bounds}")
+    return n
+
+
+def _processes(value: Any, redis_url: Any) -> int:
+    if value is None:
+        return _default_processes(redis_url)
+    n = _int("DEBOILER_PROCESSES", value, 0, 64)
+    if n and os.name != "posix":
+        raise DeboilerSettingsError("DEBOILER_PROCESSES", value, "worker processes need a POSIX system (use 0)")
     return n
 
 
@@ -338,8 +348,7 @@ def read_settings(settings: Any, *, where: Callable[[str], str] = os.path.abspat
         watchdog_interval=_float("DEBOILER_WATCHDOG_INTERVAL", raw("DEBOILER_WATCHDOG_INTERVAL"), 0, 60),
         inline_max_bytes=_int("DEBOILER_INLINE_MAX_BYTES", raw("DEBOILER_INLINE_MAX_BYTES"), 0),
         threads=_default_threads() if threads is None else _int("DEBOILER_THREADS", threads, 1, 64),
-        processes=(_default_processes(raw("DEBOILER_REDIS_URL")) if raw("DEBOILER_PROCESSES") is None
-                   else _int("DEBOILER_PROCESSES", raw("DEBOILER_PROCESSES"), 0, 64)),
+        processes=_processes(raw("DEBOILER_PROCESSES"), raw("DEBOILER_REDIS_URL")),
         markdown=_bool("DEBOILER_MARKDOWN", raw("DEBOILER_MARKDOWN")),
         markdown_field=fields["DEBOILER_MARKDOWN_FIELD"],
         mode=_choice("DEBOILER_MODE", raw("DEBOILER_MODE"), ("boilerplate", "content")),
