@@ -78,17 +78,31 @@ async def test_an_early_stop_leaves_a_provisional_model_that_keeps_learning(tmp_
     by_n = sorted(items, key=lambda i: i["n"])
     states = [bool(i["deboiler"].get("provisional")) for i in by_n]
     # The three pages it knew, the new ones until it has seen six, and any
-    # cleaned while the sixth was: the weak model (its three pages); the
-    # rest the completed one.
-    k = states.index(False)
+    # cleaned while the completed model was being fitted (on a busy machine
+    # that can be all the rest): the weak model (its three pages); the rest
+    # the completed one.
+    k = states.index(False) if False in states else len(states)
     assert k >= 5 and not any(states[k:]), states
     assert {i["deboiler"]["fit_pages"] for i in by_n[:k]} == {3}
-    assert {i["deboiler"]["fit_pages"] for i in by_n[k:]} == {6}
+    assert {i["deboiler"]["fit_pages"] for i in by_n[k:]} <= {6}
     doc = json.loads(path.read_text())
     assert doc["version"] == 1 and "provisional" not in doc and doc["pages"] == 6
     assert stat(crawler, "deboiler/sites_fitted") == 0
     late = [i for i in items if not i["deboiler"].get("provisional")]
     assert all("Privacy policy" not in i["clean_text"] for i in late)
+
+    # 3. The crawl after that uses the completed model for every page.
+    (tmp_path / "items.jsonl").unlink()
+    a, pa = serve_site(12, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=6, DEBOILER_MODE="boilerplate",
+                                     CONCURRENT_REQUESTS=1)
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 12 and stat(crawler, "deboiler/sites_reused_provisional") == 0
+    assert all(not i["deboiler"].get("provisional") and i["deboiler"]["fit_pages"] == 6 for i in items)
+    assert all("Privacy policy" not in i["clean_text"] for i in items)
 
 
 @pytest_twisted.ensureDeferred
