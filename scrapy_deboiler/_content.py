@@ -318,13 +318,31 @@ def model_path() -> str:
 class ContentModel:
     """The block scorer: a gradient-boosted tree ensemble (``kind: trees``)
     or two logistic regressions (``kind: linear``, the second seeing its
-    neighbours' first scores), as ``benchmarks/train_content.py`` writes."""
+    neighbours' first scores), as ``benchmarks/train_content.py`` writes.
+
+    A trees model may hold a second ensemble, ``single``, trained on pages
+    of sites without a site model only: a page without a site model
+    (``single=True``) gets ``weight`` of its score and the shared trees the
+    rest. Why: the shared trees learn mostly from pages cleaned with a site
+    model, where what is left of a template is little; alone on its page, a
+    teaser list or a ticker is not. Out of fold, weight 0.5: Scrapinghub's
+    single pages ROUGE-LSum F1 / shingle F1 0.951 / 0.955 -> 0.952 / 0.957,
+    CleanEval, dragnet and L3S-GN1 pages of one-page sites 0.908 / 0.916 ->
+    0.912 / 0.919; pages with a site model are scored as before
+    (docs/measurements.md, "Single pages and small sites")."""
 
     def __init__(self, data: dict) -> None:
         self.threshold = float(data["threshold"])
         self.kind = data.get("kind", "linear")
+        self.single: _Trees | None = None
+        self.single_weight = 0.0
         if self.kind == "trees":
             self.trees = _Trees(data["trees"])
+            if data.get("single") is not None:
+                self.single = _Trees(data["single"]["trees"])
+                self.single_weight = float(data["single"]["weight"])
+                if not 0.0 <= self.single_weight <= 1.0:
+                    raise ValueError("content model: single-page weight out of [0, 1]")
         else:
             self.first = self._fold(data["first"])
             self.second = self._fold(data["second"])
@@ -364,19 +382,35 @@ class ContentModel:
         bias, w = layer
         return [_sigmoid(bias + sum(map(mul, w, row))) for row in rows]
 
-    def scores(self, rows: list[list[float]]) -> list[float]:
+    def scores(self, rows: list[list[float]], single: bool = False) -> list[float]:
+        """Content probabilities of the rows; ``single``: a page without a
+        site model, which the ``single`` trees also score when there are any."""
         if self.kind == "trees":
-            return [_sigmoid(z) for z in self.trees.raw(rows)]
+            scores = [_sigmoid(z) for z in self.trees.raw(rows)]
+            if single and self.single is not None:
+                scores = self._blend(scores, self.single.raw(rows))
+            return scores
         return self._linear(rows)
 
-    def scores_table(self, flat: array) -> list[float]:
+    def scores_table(self, flat: array, single: bool = False) -> list[float]:
         """``scores`` of rows given as one flat array (``_block_table``)."""
         if self.kind == "trees" and _speedups is not None:
             t = self.trees
-            return [_sigmoid(z) for z in _speedups.score_table(
+            scores = [_sigmoid(z) for z in _speedups.score_table(
                 flat, FEATURE_COUNT, t.feature, t.threshold, t.left, t.right, t.value, t.roots, t.base)]
+            if single and self.single is not None:
+                t = self.single
+                scores = self._blend(scores, _speedups.score_table(
+                    flat, FEATURE_COUNT, t.feature, t.threshold, t.left, t.right, t.value, t.roots, t.base))
+            return scores
         w = FEATURE_COUNT
-        return self.scores([flat[i:i + w].tolist() for i in range(0, len(flat), w)])
+        return self.scores([flat[i:i + w].tolist() for i in range(0, len(flat), w)], single)
+
+    def _blend(self, shared: list[float], raw: list[float]) -> list[float]:
+        """The shared trees' probabilities blended with the single-page
+        trees' (raw scores): ``weight`` of the second."""
+        w = self.single_weight
+        return [(1.0 - w) * s + w * _sigmoid(z) for s, z in zip(shared, raw)]
 
     def _linear(self, rows: list[list[float]]) -> list[float]:
         first = self._score(self.first, rows)
@@ -652,8 +686,9 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
                  skip: set | frozenset = frozenset(), near: set | frozenset = frozenset(),
                  single: bool = False) -> tuple[list[Block], list[float], list[bool]]:
     """The page's text blocks (``visible_blocks``), their content scores and
-    whether each is kept. ``single``: a page without a site model, whose
-    scores are then cut to its main container (``container_cut``)."""
+    whether each is kept. ``single``: a page without a site model, scored
+    also by the model's single-page trees (``ContentModel``) and then cut
+    to its main container (``container_cut``)."""
     model = model or default_model()
     title = root.findtext(".//title") or ""
     table = _block_table(root, skip, near, title, hide=True)
@@ -661,10 +696,10 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
         table = _block_table(root, skip, near, title)
     if table is not None:
         blocks, flat = table
-        scores = model.scores_table(flat)
+        scores = model.scores_table(flat, single)
     else:
         blocks = visible_blocks(root, skip, near)
-        scores = model.scores(block_features(blocks, title))
+        scores = model.scores(block_features(blocks, title), single)
         for b, key in zip(blocks, place_keys(blocks, root)):
             b.place = key
     scores = smooth(scores, [b.place for b in blocks])

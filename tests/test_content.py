@@ -1,3 +1,6 @@
+import math
+from array import array
+
 import pytest
 from lxml import etree
 
@@ -118,15 +121,52 @@ def test_a_single_page_is_cut_to_its_main_container(compiled, monkeypatch):
     blocks, scores, _ = _content.judge_blocks(root)
     single_blocks, single_scores, flags = _content.judge_blocks(root, single=True)
     assert [b.text for b in blocks] == [b.text for b in single_blocks]
+    # Before the cut, a single page's scores are the shipped model's blend
+    # of its shared and single-page trees, smoothed.
+    model = _content.default_model()
+    assert model.single is not None
+    rows = _content.block_features(_content.visible_blocks(root), "Story")
+    blended = _content.smooth(model.scores(rows, single=True), _content.place_keys(blocks, root))
+    assert scores == pytest.approx(_content.smooth(model.scores(rows), _content.place_keys(blocks, root)))
     main = next(e for e in root.iter("div") if e.get("class") == "main")
-    for b, s, s1, k in zip(blocks, scores, single_scores, flags):
+    for b, s, s1, k in zip(blocks, blended, single_scores, flags):
         inside = main in [b.element, *b.element.iterancestors()]
-        assert s1 == (s if inside else pytest.approx(s * _content.OUTSIDE))
+        assert s1 == pytest.approx(s if inside else s * _content.OUTSIDE)
         assert k == inside
     nodes, parents = _content.block_tree(single_blocks)
     assert len(nodes) == len(blocks) and parents[0] == -1 and all(0 <= p < e for e, p in enumerate(parents) if e)
     text, _, _ = _content.select_content(root, single=True)
     assert "Paragraph 9" in text and "News" not in text
+
+
+def _one_leaf(value: float) -> dict:
+    """Trees of one tree that is one leaf: every row scores ``value``."""
+    return {"base": 0.0, "feature": [0], "threshold": [0.0], "left": [-1], "right": [-1],
+            "value": [value], "roots": [0]}
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_single_page_trees_score_only_pages_without_a_site_model(compiled, monkeypatch):
+    if not compiled:
+        monkeypatch.setattr(_content, "_speedups", None)
+    data = {"kind": "trees", "threshold": 0.5, "trees": _one_leaf(2.0)}
+    plain = _content.ContentModel(data)
+    blended = _content.ContentModel({**data, "single": {"trees": _one_leaf(-1.0), "weight": 0.25}})
+    rows = [[0.0] * _content.FEATURE_COUNT] * 3
+    shared, other = 1 / (1 + math.exp(-2.0)), 1 / (1 + math.exp(1.0))
+    assert plain.single is None and plain.scores(rows, single=True) == plain.scores(rows) == [shared] * 3
+    assert blended.scores(rows) == [shared] * 3
+    assert blended.scores(rows, single=True) == pytest.approx([0.75 * shared + 0.25 * other] * 3)
+    flat = array("d", [0.0] * (3 * _content.FEATURE_COUNT))
+    assert blended.scores_table(flat) == pytest.approx([shared] * 3)
+    assert blended.scores_table(flat, single=True) == pytest.approx([0.75 * shared + 0.25 * other] * 3)
+    root = _page(TICKER_PAGE).root
+    _, scores, _ = _content.judge_blocks(root, blended)
+    _, single_scores, _ = _content.judge_blocks(root, blended, single=True)
+    assert scores == pytest.approx([shared] * len(scores))
+    assert max(single_scores) == pytest.approx(0.75 * shared + 0.25 * other)
+    with pytest.raises(ValueError):
+        _content.ContentModel({**data, "single": {"trees": _one_leaf(0.0), "weight": 1.5}})
 
 
 def test_clean_page_cuts_a_page_without_a_site_model_to_its_main_container():
