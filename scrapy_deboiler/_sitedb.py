@@ -34,9 +34,12 @@ class SiteState:
 
 
 def _key(url: str, packed: bytes) -> bytes:
-    """Which pages of a large site are fitted on: the smallest keys, a hash
-    of URL and content, so the choice does not depend on input order."""
-    return blake2b(url.encode("utf-8", "surrogatepass") + b"\0" + packed, digest_size=8).digest()
+    """A page's identity, a hash of URL (without fragment) and content: the
+    same page twice (a start URL fetched again, a record repeated) counts
+    once. Which pages of a large site are fitted on: the smallest keys, so
+    the choice does not depend on input order."""
+    base = url.split("#", 1)[0].encode("utf-8", "surrogatepass")
+    return blake2b(base + b"\0" + packed, digest_size=8).digest()
 
 
 class SiteDB:
@@ -132,12 +135,17 @@ class SiteDB:
             if source == "file":
                 totals["file"] += 1
                 continue
-            if pages < need:
+            # Distinct pages: copies of one page would make a model with no
+            # pairs, no signatures, that later runs reuse and remove nothing.
+            distinct = db.execute("SELECT COUNT(DISTINCT key) FROM samples WHERE site = ?",
+                                  (site,)).fetchone()[0] if pages >= need else pages
+            if distinct < need:
+                copies = f" ({distinct} distinct)" if distinct < pages else ""
                 db.execute("UPDATE sites SET reason = ? WHERE site = ?",
-                           (f"site has {pages} page(s); fitting needs {need}", site))
+                           (f"site has {pages} page(s){copies}; fitting needs {need}", site))
                 totals["too_small"] += 1
                 continue
-            rows = db.execute("SELECT url, sigs FROM samples WHERE site = ? ORDER BY key LIMIT ?",
+            rows = db.execute("SELECT url, sigs FROM samples WHERE site = ? GROUP BY key ORDER BY key LIMIT ?",
                               (site, max_fit_pages)).fetchall()
             model = SiteModel.fit(((url, _unpack(sigs)) for url, sigs in rows), params)
             save(site, model)

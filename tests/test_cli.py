@@ -67,7 +67,8 @@ def test_clean_gives_one_record_per_input_in_order(tmp_path):
         assert o["clean_text"] and o["clean_html"].startswith("<html")
     a0 = out[0]
     assert a0["deboiler"]["status"] == "cleaned" and a0["deboiler"]["model"] == "fitted"
-    assert a0["deboiler"]["fit_pages"] == 8 and "Privacy policy" not in a0["clean_text"]
+    # Seven distinct pages: the duplicate URL is the same page again.
+    assert a0["deboiler"]["fit_pages"] == 7 and "Privacy policy" not in a0["clean_text"]
     lonely = out[len(recs) - 2]  # content mode (the default): extracted on its own
     assert lonely["deboiler"]["status"] == "single_page" and "1 page" in lonely["deboiler"]["reason"]
     assert lonely["clean_text"].splitlines()[0] == records()[-2]["html"].split("<h1>")[1].split("</h1>")[0]
@@ -105,9 +106,31 @@ def test_second_run_reuses_signature_files(tmp_path):
     (o,) = read(tmp_path / "out.jsonl")
     assert o["deboiler"]["model"] == "file" and "Privacy policy" not in o["clean_text"]
     summary = cli("inspect", tmp_path / "sigs" / files[0]).stdout
-    assert "a.example" in summary and "pages          8" in summary
+    assert "a.example" in summary and "pages          7" in summary
     js = json.loads(cli("inspect", "--json", tmp_path / "sigs" / files[0]).stdout)
-    assert js["pages"] == 8 and js["boilerplate"] > 0
+    assert js["pages"] == 7 and js["boilerplate"] > 0
+
+
+def test_copies_of_one_page_are_one_page(tmp_path):
+    """A site whose only page comes twice (a start URL fetched again, a
+    record repeated) is one page: no model of copies, which would find no
+    boilerplate and, saved, remove nothing from the site's later pages."""
+    pages = site_pages("twice.example", 6)
+    url, html, _ = pages[0]
+    write(tmp_path / "in.jsonl", [{"url": url, "html": html}, {"url": url + "#top", "html": html}])
+    cli("clean", tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--signatures", tmp_path / "sigs",
+        "--mode", "boilerplate")
+    out = read(tmp_path / "out.jsonl")
+    assert [o["deboiler"]["status"] for o in out] == ["unchanged", "unchanged"]
+    assert "2 page(s) (1 distinct)" in out[0]["deboiler"]["reason"]
+    assert not (tmp_path / "sigs").exists() or not os.listdir(tmp_path / "sigs")
+    # The site's later pages get a model of their own, which removes its template.
+    write(tmp_path / "later.jsonl", [{"url": u, "html": h} for u, h, _ in pages])
+    cli("clean", tmp_path / "later.jsonl", tmp_path / "out2.jsonl", "--signatures", tmp_path / "sigs",
+        "--mode", "boilerplate")
+    out = read(tmp_path / "out2.jsonl")
+    assert {o["deboiler"]["model"] for o in out} == {"fitted"} and {o["deboiler"]["fit_pages"] for o in out} == {6}
+    assert all("Privacy policy" not in o["clean_text"] for o in out)
 
 
 def test_a_corrupt_signature_file_is_refitted(tmp_path):
@@ -118,7 +141,7 @@ def test_a_corrupt_signature_file_is_refitted(tmp_path):
     proc = cli("clean", tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--signatures", tmp_path / "sigs")
     assert name in proc.stderr and "refitting" in proc.stderr
     assert read(tmp_path / "out.jsonl")[0]["deboiler"]["model"] == "fitted"
-    assert json.loads((tmp_path / "sigs" / name).read_text())["pages"] == 8
+    assert json.loads((tmp_path / "sigs" / name).read_text())["pages"] == 7
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
