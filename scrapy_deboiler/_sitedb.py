@@ -145,7 +145,9 @@ class SiteDB:
                            (f"site has {pages} page(s){copies}; fitting needs {need}", site))
                 totals["too_small"] += 1
                 continue
-            rows = db.execute("SELECT url, sigs FROM samples WHERE site = ? GROUP BY key ORDER BY key LIMIT ?",
+            # One row a page; MIN(url): the same one whatever the input order
+            # (copies may differ in their fragment).
+            rows = db.execute("SELECT MIN(url), sigs FROM samples WHERE site = ? GROUP BY key ORDER BY key LIMIT ?",
                               (site, max_fit_pages)).fetchall()
             model = SiteModel.fit(((url, _unpack(sigs)) for url, sigs in rows), params)
             save(site, model)
