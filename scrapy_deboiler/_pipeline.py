@@ -881,6 +881,9 @@ class DeboilerPipeline:
 
     def _resolve_page(self, site: _Site, page: _HeldPage,
                       cleaned: tuple[CleanResult, SiteModel | None]) -> None:
+        shared = sum(1 for h in page.items if not h.waiter.called) - 1
+        if shared > 0:  # the page's other items held with it: one clean for all
+            self._inc("items_shared_clean", shared)
         for h in page.items:
             self._resolve(site, h, cleaned)
 

@@ -39,6 +39,7 @@ async def test_many_items_per_page_count_as_one_page_and_share_one_clean(tmp_pat
     assert doc["pages"] == 5 and doc["version"] == 1 and "provisional" not in doc
     # One parse and one clean a page; the other nine items of each share it.
     assert stat(crawler, "deboiler/pages_cleaned") == 12
+    assert stat(crawler, "deboiler/items_shared_clean") == 120 - 12  # held or not
     by_url = {}
     for i in items:
         by_url.setdefault(i["url"], set()).add(i["clean_text"])
