@@ -371,6 +371,10 @@ class DeboilerPipeline:
         key = self._page_key(url, html)
         self._inc("bytes_in", len(html))
         site.bytes_in += len(html)
+        rep = site.report
+        if rep is not None and rep.samples is not None and len(html) <= _VIEW_MAX_CHARS and not any(
+                s[0] == url for s in rep.samples):  # also pages cleaned on arrival (a model from a file)
+            rep.sample(url, html, encoding, self.report_views)
         if site.model is not None:
             return await self._clean_now(site, item, key, url, html, encoding, notes)
         page = site.held.get(key)
@@ -379,9 +383,6 @@ class DeboilerPipeline:
             site.hold.pages = len(site.held)
             if site.hold.pooled and site.model is None:
                 self._pool_page(site, page)
-            rep = site.report
-            if rep is not None and rep.samples is not None and len(html) <= _VIEW_MAX_CHARS:
-                rep.sample(url, html, encoding, self.report_views)
             if not site.hold.busy:  # waiting for the threshold: what DEBOILER_MAX_HELD_BYTES bounds
                 self.held_bytes += len(html)
                 site.hold.bytes += len(html)

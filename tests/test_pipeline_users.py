@@ -70,9 +70,13 @@ async def test_an_early_stop_leaves_a_provisional_model_that_keeps_learning(tmp_
         (tmp_path / "items.jsonl").unlink()
         crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=6, DEBOILER_MODE="boilerplate",
                                      CONCURRENT_REQUESTS=1)
+        check_all_items_reached_the_feed(crawler, items)
+        (tmp_path / "items.jsonl").unlink()
+        # 3. The crawl after that uses the completed model for every page.
+        crawler3, items3 = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=6, DEBOILER_MODE="boilerplate",
+                                       CONCURRENT_REQUESTS=1)
     finally:
         close(pa)
-    check_all_items_reached_the_feed(crawler, items)
     assert len(items) == 12 and stat(crawler, "deboiler/items_held") == 0
     assert stat(crawler, "deboiler/sites_reused_provisional") == 1
     assert stat(crawler, "deboiler/sites_completed") == 1
@@ -92,18 +96,13 @@ async def test_an_early_stop_leaves_a_provisional_model_that_keeps_learning(tmp_
     late = [i for i in items if not i["deboiler"].get("provisional")]
     assert all("Privacy policy" not in i["clean_text"] for i in late)
 
-    # 3. The crawl after that uses the completed model for every page.
-    (tmp_path / "items.jsonl").unlink()
-    a, pa = serve_site(12, "alpha")
-    try:
-        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=6, DEBOILER_MODE="boilerplate",
-                                     CONCURRENT_REQUESTS=1)
-    finally:
-        close(pa)
-    check_all_items_reached_the_feed(crawler, items)
-    assert len(items) == 12 and stat(crawler, "deboiler/sites_reused_provisional") == 0
-    assert all(not i["deboiler"].get("provisional") and i["deboiler"]["fit_pages"] == 6 for i in items)
-    assert all("Privacy policy" not in i["clean_text"] for i in items)
+    # 3. The crawl after: the completed model from its file for every page.
+    check_all_items_reached_the_feed(crawler3, items3)
+    assert len(items3) == 12 and stat(crawler3, "deboiler/sites_reused") == 1
+    assert stat(crawler3, "deboiler/sites_reused_provisional") == 0 and stat(crawler3, "deboiler/items_held") == 0
+    assert all(i["deboiler"]["model"] == "file" and not i["deboiler"].get("provisional")
+               and i["deboiler"]["fit_pages"] == 6 for i in items3)
+    assert all("Privacy policy" not in i["clean_text"] for i in items3)
 
 
 @pytest_twisted.ensureDeferred
