@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
 from itemadapter import ItemAdapter, is_item
 from scrapy.crawler import Crawler
@@ -18,6 +19,10 @@ from ._settings import enabled, read_settings
 __all__ = ["DeboilerSpiderMiddleware"]
 
 logger = logging.getLogger(__name__)
+
+#: Hosts remembered for logging a wrong declared encoding once each; beyond
+#: them (a broad crawl) the log lines are DEBUG and the stat counts.
+_MAX_FALLBACK_HOSTS = 10_000
 
 
 class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
@@ -42,6 +47,8 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
         self.stats = crawler.stats
         self._unwritable: set[type] = set()
         self._decoded: tuple[Response, str, list[str]] | None = None
+        #: Hosts whose wrong declared encoding has been logged at INFO.
+        self._fallback_hosts: set[str] = set()
 
     def _html(self, response: HtmlResponse) -> tuple[str, list[str]]:
         """The response's HTML and decoding notes, worked out once for all
@@ -54,8 +61,16 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
                 response.headers.get(b"Content-Type", b"").decode("latin-1"))
             text, encoding, notes = decode_page(response.body, declared)
             self.stats.inc_value("deboiler/middleware/encoding_fallback")
-            logger.info("deboiler: %s: Scrapy's decoding (%s) lost characters; read as %s (%s)",
-                        response.url, response.encoding, encoding, ", ".join(notes))
+            host = urlsplit(response.url).netloc
+            if host in self._fallback_hosts or len(self._fallback_hosts) >= _MAX_FALLBACK_HOSTS:
+                level = logging.DEBUG  # a misconfigured server says it on every page: once is enough
+            else:
+                self._fallback_hosts.add(host)
+                level = logging.INFO
+            logger.log(level, "deboiler: %s: Scrapy's decoding (%s) lost characters; read as %s (%s)%s",
+                       response.url, response.encoding, encoding, ", ".join(notes),
+                       "; the host's other pages so decoded are counted in "
+                       "deboiler/middleware/encoding_fallback" if level == logging.INFO else "")
         self._decoded = (response, text, notes)
         return text, notes
 

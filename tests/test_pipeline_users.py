@@ -263,18 +263,22 @@ async def test_bytes_with_a_wrong_declared_encoding_are_read_and_kept(tmp_path, 
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_server_declaring_the_wrong_charset(tmp_path):
+async def test_a_server_declaring_the_wrong_charset(tmp_path, caplog):
     """The server says UTF-16 for UTF-8 pages: Scrapy's response.text is
-    garbage; the middleware reads the bytes again."""
+    garbage; the middleware reads the bytes again, and says so once for the
+    host (then in the stat)."""
     a, pa = serve_site(6, "alpha", transform=lambda h: with_names(h).encode("utf-8"))
     pa.factory.resource.types.update({f"/articles/{i:04d}.html": "text/html; charset=utf-16"
                                       for i in range(6)})
     try:
-        crawler, items = await crawl(tmp_path, [a])
+        with caplog.at_level(logging.INFO, logger="scrapy_deboiler"):
+            crawler, items = await crawl(tmp_path, [a])
     finally:
         close(pa)
     check_all_items_reached_the_feed(crawler, items)
     assert stat(crawler, "deboiler/middleware/encoding_fallback") == 6
+    said = [r for r in caplog.records if "lost characters" in r.getMessage()]
+    assert [r.levelno for r in said] == [logging.INFO] and "encoding_fallback" in said[0].getMessage()
     for item in items:
         assert item["deboiler"]["status"] == "cleaned" and "encoding-fallback" in item["deboiler"]["notes"]
         assert NAMES in item["clean_text"]
