@@ -450,8 +450,9 @@ class DeboilerPipeline:
         else:
             cause = ("the middleware gives HTML only to items a callback yields from an HTML "
                      "response: items from start(), spider_idle or other signals, from non-HTML "
-                     "responses (JSON, XML, text), or whose field an earlier component removed, "
-                     "carry none")
+                     "responses (JSON, XML, text), of a class without that field (a scrapy.Item "
+                     "declaring no Field for it: the middleware names such classes in its own "
+                     "WARNING), or whose field an earlier component removed, carry none")
         logger.warning("deboiler: items reach the pipeline without %r and pass unchanged; "
                        "likely cause: %s (stat deboiler/items_without_html counts them)",
                        self.html_field, cause)
