@@ -79,6 +79,14 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
             return item
         if not isinstance(response, HtmlResponse):
             self.stats.inc_value("deboiler/middleware/not_html")
+            try:  # tell the pipeline why there is no HTML: nothing is misconfigured
+                adapter = ItemAdapter(item)
+                if adapter.get(self.html_field) is None and adapter.get(self.status_field) is None:
+                    ctype = response.headers.get(b"Content-Type", b"").decode("latin-1")
+                    adapter[self.status_field] = {"status": "not_html",
+                                                  "content_type": ctype.split(";")[0].strip() or None}
+            except (KeyError, TypeError, AttributeError):
+                pass
             return item
         adapter = ItemAdapter(item)
         try:

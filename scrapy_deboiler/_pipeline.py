@@ -352,6 +352,11 @@ class DeboilerPipeline:
         except Exception as e:  # not an item ItemAdapter knows
             return self._unchanged(item, "error", f"cannot read item: {type(e).__name__}: {e}")
         if not isinstance(html, (str, bytes)):
+            if isinstance(prior, dict) and prior.get("status") == "not_html":  # the middleware's mark
+                self._inc("skipped/not-html")
+                ctype = prior.get("content_type")
+                return self._unchanged(item, "skipped", f"not an HTML response ({ctype or 'no Content-Type'})",
+                                       kind="not-html")
             self._no_html()
             return self._unchanged(item, "unchanged", f"no {self.html_field!r} in item")
         url = url if isinstance(url, str) else ""

@@ -213,11 +213,15 @@ async def test_non_html_responses_give_no_html_and_skipped_items_keep_no_body(tm
         check_all_items_reached_the_feed(crawler, items)
         other = {i["url"].rsplit("/", 1)[1]: i for i in items if not i["url"].endswith(".html")}
         assert set(other) == {"data.json", "feed.xml", "notes.txt"}
-        for item in other.values():  # the middleware gave them no body
-            assert "html" not in item and item["deboiler"]["status"] == "unchanged"
-        assert stat(crawler, "deboiler/middleware/not_html") == 3
+        for item in other.values():  # the middleware gave them no body, and said why
+            assert "html" not in item and item["deboiler"]["status"] == "skipped"
+            assert item["deboiler"]["kind"] == "not-html" and "not an HTML response (" in item["deboiler"]["reason"]
+        assert other["data.json"]["deboiler"]["reason"] == "not an HTML response (application/json)"
+        assert stat(crawler, "deboiler/middleware/not_html") == 3 and stat(crawler, "deboiler/skipped/not-html") == 3
+        assert stat(crawler, "deboiler/items_without_html") == 0
         assert [i for i in items if i["url"].endswith(".html") and i["deboiler"]["status"] != "cleaned"] == []
-        assert any("non-HTML responses" in r.getMessage() for r in caplog.records)
+        # Nothing is misconfigured: no warning about items without HTML.
+        assert not any("without 'html'" in r.getMessage() for r in caplog.records)
 
         # A spider that puts every body in its items itself: JSON and XML are
         # skipped, and leave without the body (DEBOILER_KEEP_HTML is off).
