@@ -8,6 +8,8 @@ with a reason (a stat: ``deboiler/released/{reason}``):
 * ``threshold``: a site holds ``min_pages`` distinct pages (local mode);
 * ``pool_full``: the site's cluster pool holds ``min_pages`` pages: fit it;
 * ``budget``: held HTML is over the budget, oldest sites first;
+* ``timeout``: a site's oldest held item has waited ``max_hold`` seconds
+  (a small site in a long crawl, whose pages never reach the threshold);
 * ``closing``, ``starved``: the crawl is closing, or would stall;
 * ``quiet``: nothing else can arrive here (two quiet ticks in a row); a
   pooled site waits until its pool has not grown for ``pool_wait`` seconds,
@@ -41,6 +43,8 @@ class Hold:
     bytes: int = 0
     #: Arrival number of its oldest held item (budget releases oldest first).
     first: int = 0
+    #: When its oldest held item arrived, in the caller's clock.
+    since: float = 0.0
     #: A fit runs for it: its items wait for that.
     busy: bool = False
     #: Its pages go to a cluster pool (Redis mode, Redis reachable).
@@ -55,9 +59,10 @@ class HoldingPolicy:
     """The rules, with the one bit of memory they need (quiet ticks)."""
 
     def __init__(self, min_pages: int, max_held_bytes: int, pool_wait: float = 5.0,
-                 quiet_ticks: int = 2) -> None:
+                 quiet_ticks: int = 2, max_hold: float = float("inf")) -> None:
         self.min_pages = min_pages
         self.max_held_bytes = max_held_bytes
+        self.max_hold = max_hold
         self.pool_wait = pool_wait
         self.quiet_ticks = quiet_ticks
         self._quiet = 0
@@ -107,7 +112,8 @@ class HoldingPolicy:
             return [(s, "starved") for s in sites]
         if not crawl.quiet or busy:
             self._quiet = 0
-            return []
+            return [(s, "timeout") for s in sites
+                    if not s.pooled and not s.busy and now - s.since >= self.max_hold]
         self._quiet += 1
         if self._quiet < self.quiet_ticks:
             return []

@@ -52,6 +52,8 @@ _RESULTS_MAX_CHARS = 32 * 1024 * 1024
 _LOSSY = frozenset(("decode-errors", "encoding-fallback"))
 #: hashlib releases the GIL for updates of 2048 bytes or more.
 _HASH_PIECE = 2047
+#: Lines about single sites or pages logged at INFO before DEBUG takes over.
+_SITE_LINES = 50
 #: How long a stopping reactor waits for released items to leave the pipelines.
 _SHUTDOWN_WAIT = 10.0
 
@@ -99,6 +101,11 @@ class _Site:
     learned_keys: set[str] = field(default_factory=set)
     pending: list[tuple[str, frozenset[str]]] = field(default_factory=list)  # a provisional model's new pages
     pending_keys: set[str] = field(default_factory=set)
+    #: The last page released without a model (key, URL, packed signatures):
+    #: with the site's next such page it gives the site a provisional model,
+    #: so a site released one page at a time (a broad crawl over the
+    #: held-bytes budget) is not extracted page by page forever.
+    alone: tuple[str, str, bytes | frozenset[str]] | None = None
     report: SiteReport | None = None
     pages: int = 0
     bytes_in: int = 0
@@ -140,6 +147,23 @@ def _clean_parsed(page: Page, model: SiteModel | None, params: FitParams, learn:
     """``_clean_one`` for a page parsed already (``_sign_page``)."""
     sigs = page.signatures if learn else None
     return clean_page(page, model, mode=mode, explain=explain, markdown=markdown), sigs
+
+
+def _pack(sigs: frozenset[str]) -> bytes | frozenset[str]:
+    """Signatures (16 hex digits each) as 8 bytes each: a site remembers one
+    page's for as long as the site is remembered (DEBOILER_MAX_SITES), a
+    tenth of the memory of the set of str."""
+    try:
+        packed = bytes.fromhex("".join(sorted(sigs)))
+    except ValueError:
+        return sigs
+    return packed if len(packed) == 8 * len(sigs) else sigs
+
+
+def _unpack(packed: bytes | frozenset[str]) -> frozenset[str]:
+    if isinstance(packed, frozenset):
+        return packed
+    return frozenset(packed[i:i + 8].hex() for i in range(0, len(packed), 8))
 
 
 def _is_redis_error(e: BaseException) -> bool:
@@ -224,7 +248,8 @@ class DeboilerPipeline:
         self.held_bytes = 0
         self._arrivals = 0
         self.busy = 0
-        self.policy = HoldingPolicy(self.min_pages, self.max_held_bytes, cfg.redis_pool_wait)
+        self.policy = HoldingPolicy(self.min_pages, self.max_held_bytes, cfg.redis_pool_wait,
+                                    max_hold=cfg.max_hold_seconds)
         # Redis mode (DEBOILER_REDIS_URL): the cluster's pools and models.
         self.redis: RedisCoordinator | None = None
         if cfg.redis_url:
@@ -245,6 +270,7 @@ class DeboilerPipeline:
         self._pool_trigger: Any = None
         self._unwritable: set[type] = set()
         self._warned_no_html = False
+        self._site_lines = 0
         self._warned_bytes_kept = False
         # Items of one response share one parse and one clean.
         self._inflight: dict[str, list[Deferred]] = {}
@@ -258,6 +284,19 @@ class DeboilerPipeline:
         return cls(crawler)
 
     # -- stats -----------------------------------------------------------
+
+    def _site_log(self, msg: str, *args: Any) -> None:
+        """A line about one site or page: INFO for the first few, then DEBUG.
+        A broad crawl meets thousands of sites; the stats count them all and
+        the closing summary names the largest."""
+        if self._site_lines < _SITE_LINES:
+            self._site_lines += 1
+            logger.info(msg, *args)
+            if self._site_lines == _SITE_LINES:
+                logger.info("deboiler: %d lines about single sites and pages so far: more go to DEBUG "
+                            "(the deboiler/ stats count them all)", _SITE_LINES)
+        else:
+            logger.debug(msg, *args)
 
     def _inc(self, key: str, n: int = 1) -> None:
         self.stats.inc_value(f"deboiler/{key}", n)
@@ -394,6 +433,7 @@ class DeboilerPipeline:
         waiter: Deferred = Deferred()
         if not site.held_items:
             site.hold.first = self._arrivals
+            site.hold.since = time.monotonic()
         self._arrivals += 1
         page.items.append(_Held(item, waiter, page))
         site.held_items += 1
@@ -472,7 +512,7 @@ class DeboilerPipeline:
     def _skipped(self, item: Any, url: str, skip: Skip) -> Any:
         """A page that is not parsed (too large, not HTML) goes on at once,
         without the HTML unless DEBOILER_KEEP_HTML asks for it."""
-        logger.info("deboiler: %s not cleaned: %s", url or "an item", skip)
+        self._site_log("deboiler: %s not cleaned: %s", url or "an item", skip)
         self._inc(f"skipped/{skip.kind}")
         self._unchanged(item, "skipped", skip.reason, kind=skip.kind)
         if not self.keep_html:
@@ -539,10 +579,10 @@ class DeboilerPipeline:
         self._inc("sites_reused")
         if model.provisional:
             self._inc("sites_reused_provisional")
-            logger.info("deboiler: %s uses its provisional signature file (%d pages; it learns "
-                        "until it has seen %d)", site.name or "?", len(model.page_keys), self.min_pages)
+            self._site_log("deboiler: %s uses its provisional signature file (%d pages; it learns "
+                           "until it has seen %d)", site.name or "?", len(model.page_keys), self.min_pages)
         else:
-            logger.info("deboiler: %s uses its signature file (%d pages)", site.name or "?", model.pages)
+            self._site_log("deboiler: %s uses its signature file (%d pages)", site.name or "?", model.pages)
 
     # -- cleaning ----------------------------------------------------------
 
@@ -557,10 +597,11 @@ class DeboilerPipeline:
         return self._finish(site, item, cleaned, html, notes)
 
     def _clean_shared(self, site: _Site, key: str, url: str, html: str | bytes,
-                      encoding: str | None, parsed: Page | None = None) -> Deferred:
+                      encoding: str | None, parsed: Page | None = None, sign: bool = False) -> Deferred:
         """A Deferred of the page's (CleanResult, model it was cleaned with):
         one clean per distinct page, shared by all its items (those in flight
-        wait for it, later ones get it from a small cache)."""
+        wait for it, later ones get it from a small cache). ``sign``: also
+        keep the signatures of a page cleaned without a model (``_alone``)."""
         hit = self._results.get(key)
         if hit is not None:
             self._results.move_to_end(key)
@@ -575,7 +616,7 @@ class DeboilerPipeline:
         self._inflight[key] = [d]
         site.inflight += 1
         model = site.model
-        want_sigs = model is not None and (self.learn or model.provisional)
+        want_sigs = sign if model is None else (self.learn or model.provisional)
         args = (html, url, encoding, model, self.params, want_sigs, self.mode, self.explain, self.markdown)
         if parsed is not None and self._cleaner is None:
             job = self._in_pool(_clean_parsed, parsed, *args[3:])
@@ -593,7 +634,10 @@ class DeboilerPipeline:
             self._inc("pages_cleaned")
             if sigs is not None:
                 try:
-                    self._absorb(site, key, url, sigs)
+                    if model is None:
+                        self._alone(site, key, url, sigs)
+                    else:
+                        self._absorb(site, key, url, sigs)
                 except Exception:  # learning is optional; the items are not
                     logger.exception("deboiler: learning from %s failed", url)
                     self._inc("errors")
@@ -645,6 +689,61 @@ class DeboilerPipeline:
             if len(site.learned) >= self.min_pages:
                 self._learn(site)
 
+    def _alone(self, site: _Site, key: str, url: str, sigs: frozenset[str]) -> None:
+        """The signatures of a page released without a model. The site's
+        first such page is remembered; the next distinct one gives the site a
+        provisional model from both (then it learns from later pages until it
+        has seen DEBOILER_MIN_PAGES), fitted here on the reactor thread: two
+        pages' shared signatures take a fraction of a millisecond."""
+        if not sigs:  # an empty page shares nothing
+            return
+        if site.model is not None:  # fitted meanwhile: evidence for it
+            self._absorb(site, key, url, sigs)
+            return
+        first = site.alone
+        if first is None or first[0] == key or site.hold.busy:
+            site.alone = (key, url, _pack(sigs))  # a running fit takes it when done
+            return
+        site.alone = None
+        model = SiteModel.fit([(first[1], _unpack(first[2])), (url, sigs)], self.params)
+        model.provisional = model.pages < self.min_pages
+        if model.provisional:
+            model.page_keys = frozenset((first[0], key))
+        site.model, site.source = model, "fitted"
+        self._inc("sites_fitted")
+        self._inc("sites_fitted_alone")
+        if model.provisional:
+            self._inc("sites_provisional")
+        self._save(site, model)
+        self._site_log("deboiler: fitted %s on %d pages released one at a time%s: %d boilerplate signatures",
+                       site.name or "?", model.pages,
+                       f" (provisional: it learns until it has seen {self.min_pages})" if model.provisional else "",
+                       len(model.boilerplate))
+        if site.held:  # pages held since: the model is here
+            self._release(site, "after_fit")
+
+    def _sign_alone(self, site: _Site, page: _HeldPage) -> None:
+        """Boilerplate mode passes a page without a model on unchanged at
+        once; its signatures are taken meanwhile, in the threads (on the
+        reactor thread up to DEBOILER_INLINE_MAX_BYTES, as cleaning is)."""
+        if len(page.html) <= self.inline_max:
+            try:
+                d = succeed(_sign_page(page.html, page.url, page.encoding, self.params))
+            except Exception:
+                d = fail()
+        else:
+            d = self._in_pool(_sign_page, page.html, page.url, page.encoding, self.params)
+
+        def signed(parsed: Page) -> None:
+            self._alone(site, page.key, page.url, parsed.signatures)
+
+        def failed(f: Any) -> None:
+            logger.error("deboiler: cannot sign %s: %s: %s", page.url, f.type.__name__, f.getErrorMessage())
+            self._inc("errors")
+
+        d.addCallbacks(signed, failed)
+        d.addErrback(failed)
+
     def _complete(self, site: _Site) -> None:
         """Add a provisional model's new pages to it (compared among
         themselves, as DEBOILER_LEARN does) and save it: finished once it has
@@ -662,8 +761,8 @@ class DeboilerPipeline:
         if not model.provisional:
             model.page_keys = frozenset()
             self._inc("sites_completed")
-            logger.info("deboiler: %s: provisional model completed on %d pages: %d boilerplate "
-                        "signatures", site.name or "?", model.pages, len(model.boilerplate))
+            self._site_log("deboiler: %s: provisional model completed on %d pages: %d boilerplate "
+                           "signatures", site.name or "?", model.pages, len(model.boilerplate))
         else:
             self._inc("sites_updated")
         site.model = model
@@ -786,18 +885,29 @@ class DeboilerPipeline:
 
     def _release_held(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
         self._inc(f"released/{reason}", sum(len(p.items) for p in pages))
-        if site.model is None and len(pages) < FIT_MIN_PAGES:
-            text = site.reason = f"site has {len(pages)} page(s); fitting needs {FIT_MIN_PAGES}"
+        alone = site.model is None and len(pages) < FIT_MIN_PAGES
+        remember = alone and not site.hold.pooled and reason != "shutdown"
+        if alone:
+            # Too few pages for a model: remember their signatures (with the
+            # site's next page released so, they give it one), and extract
+            # each page on its own (content mode) or pass it on unchanged.
+            n = len(pages)
+            site.reason = (f"site had {n} page(s) when the held HTML went over DEBOILER_MAX_HELD_BYTES; "
+                           f"fitting needs {FIT_MIN_PAGES}" if reason == "budget"
+                           else f"site has {n} page(s); fitting needs {FIT_MIN_PAGES}")
             if self.mode != "content":
                 for p in pages:
+                    if remember:
+                        self._sign_alone(site, p)
                     for h in p.items:
-                        self._pass_unchanged(site, h, text)
+                        self._pass_unchanged(site, h, site.reason)
                 return
-        if site.model is not None or len(pages) < FIT_MIN_PAGES:
+        if site.model is not None or alone:
             # Arrived while a fit ran: clean with its model. Or a site too
             # small for one, in content mode: extract each page on its own.
             for p in pages:
-                d = self._clean_shared(site, p.key, p.url, p.html, p.encoding, p.parsed)
+                d = self._clean_shared(site, p.key, p.url, p.html, p.encoding, p.parsed,
+                                       sign=remember)
                 p.parsed = None
                 d.addCallbacks(lambda r, p=p: self._resolve_page(site, p, r),
                                errback=lambda f, p=p: self._fail(site, p.items, f))
@@ -826,12 +936,17 @@ class DeboilerPipeline:
                 self._inc("pages_cleaned")
                 self._remember(p.key, (r, model))
                 self._resolve_page(site, p, (r, model))
+            if site.alone is not None:  # a page released alone before: evidence too
+                key, url, sigs = site.alone
+                site.alone = None
+                if key not in {p.key for p in pages}:
+                    self._absorb(site, key, url, _unpack(sigs))
             removed = 1 - sum(len(r.html) for r in results) / max(1, sum(len(p.html) for p in pages))
-            logger.info("deboiler: fitted %s on %d pages in %.2fs%s: %d boilerplate signatures, "
-                        "%.0f%% of HTML removed", site.name or "?", len(pages),
-                        time.perf_counter() - started,
-                        f" (provisional: it learns until it has seen {self.min_pages})" if provisional else "",
-                        len(model.boilerplate), 100 * removed)
+            self._site_log("deboiler: fitted %s on %d pages in %.2fs%s: %d boilerplate signatures, "
+                           "%.0f%% of HTML removed", site.name or "?", len(pages),
+                           time.perf_counter() - started,
+                           f" (provisional: it learns until it has seen {self.min_pages})" if provisional else "",
+                           len(model.boilerplate), 100 * removed)
 
         def finally_(_: Any) -> None:
             site.hold.busy = False
@@ -1086,9 +1201,9 @@ class DeboilerPipeline:
             if site.model is not None and model_rank(model) <= model_rank(site.model):
                 self._release(site, reason)  # nothing better than what it has
                 return
-            logger.info("deboiler: %s: the cluster's model (%d pooled pages, %d boilerplate signatures%s) "
-                        "in %.2fs", site.name or "?", model.pages, len(model.boilerplate),
-                        ", provisional" if model.provisional else "", time.perf_counter() - started)
+            self._site_log("deboiler: %s: the cluster's model (%d pooled pages, %d boilerplate signatures%s) "
+                           "in %.2fs", site.name or "?", model.pages, len(model.boilerplate),
+                           ", provisional" if model.provisional else "", time.perf_counter() - started)
             self._adopt(site, model, reason)
 
         def failed(f: Any) -> None:

@@ -84,6 +84,7 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_MAX_PAGE_ELEMENTS": Limits.max_elements,
     "DEBOILER_MAX_HELD_BYTES": 128 * 1024 * 1024,
     "DEBOILER_MAX_SITES": 10_000,
+    "DEBOILER_MAX_HOLD_SECONDS": 120.0,
     "DEBOILER_REPORT": None,
     "DEBOILER_REPORT_VIEWS": 3,
     "DEBOILER_REPORT_VIEW_SITES": 20,
@@ -125,6 +126,7 @@ class DeboilerSettings:
     max_page_elements: int
     max_held_bytes: int
     max_sites: int
+    max_hold_seconds: float
     report: str | None
     report_views: int
     report_view_sites: int
@@ -357,6 +359,7 @@ def read_settings(settings: Any, *, where: Callable[[str], str] = os.path.abspat
         max_page_elements=_int("DEBOILER_MAX_PAGE_ELEMENTS", raw("DEBOILER_MAX_PAGE_ELEMENTS"), 1),
         max_held_bytes=_int("DEBOILER_MAX_HELD_BYTES", raw("DEBOILER_MAX_HELD_BYTES"), 0),
         max_sites=_int("DEBOILER_MAX_SITES", raw("DEBOILER_MAX_SITES"), 1),
+        max_hold_seconds=_float("DEBOILER_MAX_HOLD_SECONDS", raw("DEBOILER_MAX_HOLD_SECONDS"), 0, 10**7),
         report=report,
         report_views=_int("DEBOILER_REPORT_VIEWS", raw("DEBOILER_REPORT_VIEWS"), 0),
         report_view_sites=_int("DEBOILER_REPORT_VIEW_SITES", raw("DEBOILER_REPORT_VIEW_SITES"), 0),

@@ -76,3 +76,16 @@ def test_the_budget_releases_the_oldest_sites_first_until_the_rest_fits():
              Hold("mid", pages=2, bytes=50, first=5), Hold("fitting", pages=2, bytes=90, first=0, busy=True)]
     assert [h.name for h in policy.over_budget(sites, held_bytes=140)] == ["old", "mid"]
     assert policy.over_budget(sites, held_bytes=100) == []
+
+
+def test_a_site_waiting_too_long_goes_while_the_crawl_runs():
+    policy = HoldingPolicy(min_pages=5, max_held_bytes=10**9, max_hold=60.0)
+    old, new = Hold("old", pages=1, since=100.0), Hold("new", pages=3, since=150.0)
+    pooled, fitting = Hold("pooled", pages=1, since=0.0, pooled=True), Hold("fitting", pages=2, since=0.0, busy=True)
+    assert policy.at_tick([old, new, pooled, fitting], BUSY_CRAWL, busy=False, now=159.9) == []
+    # The pooled site goes by its pool; a fitting one's items wait for the fit.
+    assert names(policy.at_tick([old, new, pooled, fitting], BUSY_CRAWL, busy=True, now=160.0)) == [
+        ("old", "timeout")]
+    assert names(policy.at_tick([new], BUSY_CRAWL, busy=False, now=210.0)) == [("new", "timeout")]
+    # Without max_hold a site waits for the threshold, the budget or the end.
+    assert HoldingPolicy(min_pages=5, max_held_bytes=10**9).at_tick([old], BUSY_CRAWL, busy=False, now=1e9) == []

@@ -7,9 +7,14 @@ import threading
 
 import pytest
 import pytest_twisted
+from scrapy import signals
 from scrapy.settings import Settings
+from twisted.internet import reactor
+from twisted.web.resource import Resource
+from twisted.web.server import NOT_DONE_YET, Site
 
 from crawling import crawl, serve_site, stat
+from scrapy_deboiler import _pipeline as pipeline_module
 from scrapy_deboiler._cli import main as cli_main
 from scrapy_deboiler._settings import DeboilerSettingsError
 from test_pipeline import check_all_items_reached_the_feed, close
@@ -123,6 +128,108 @@ async def test_sites_released_early_learn_in_the_same_crawl(tmp_path):
     assert {i["deboiler"]["status"] for i in items} == {"cleaned"}
 
 
+@pytest.mark.parametrize("mode,processes", [("content", 0), ("boilerplate", 0), ("content", 1)],
+                         ids=["content-inline", "boilerplate-inline", "content-worker"])
+@pytest_twisted.ensureDeferred
+async def test_sites_released_one_page_at_a_time_still_get_a_model(tmp_path, mode, processes, caplog,
+                                                                   monkeypatch):
+    """A broad crawl over the held-bytes budget releases each site with one
+    page held. The first page goes on without a model; its signatures are
+    remembered, and the site's next page released so gives it a provisional
+    model that learns until it has seen DEBOILER_MIN_PAGES. Lines about
+    single sites go to DEBUG after the first few (here 3)."""
+    monkeypatch.setattr(pipeline_module, "_SITE_LINES", 3)
+    # Cleaned on the reactor thread, a page's signatures are there before the
+    # next page arrives: which pages have a model is then certain. In a
+    # worker process, pages released while the first ones are cleaned go
+    # without one, however many that is.
+    inline = 0 if processes else 10**6
+    served = [serve_site(12, name) for name in ("alpha", "beta")]
+    try:
+        with caplog.at_level(logging.DEBUG, logger="scrapy_deboiler"):
+            crawler, items = await crawl(tmp_path, [u for u, _ in served], DEBOILER_MIN_PAGES=6,
+                                         DEBOILER_MAX_HELD_BYTES=1, DEBOILER_MODE=mode,
+                                         DEBOILER_PROCESSES=processes, DEBOILER_INLINE_MAX_BYTES=inline,
+                                         CONCURRENT_REQUESTS=1)
+    finally:
+        for _, port in served:
+            close(port)
+    check_all_items_reached_the_feed(crawler, items)
+    # Two fits and two completions: four lines about sites, the first three at INFO.
+    about = [r for r in caplog.records if "fitted 127.0.0.1" in r.getMessage()
+             or "model completed" in r.getMessage()]
+    assert [r.levelname for r in about] == ["INFO"] * 3 + ["DEBUG"]
+    assert sum("more go to DEBUG" in r.getMessage() for r in caplog.records) == 1
+    assert len(items) == 24
+    # Every page without a model went alone, over the budget.
+    assert stat(crawler, "deboiler/released/budget") == stat(crawler, "deboiler/items_held") >= 4
+    assert stat(crawler, "deboiler/sites_fitted_alone") == 2 and stat(crawler, "deboiler/sites_completed") == 2
+    docs = signature_files(tmp_path)
+    assert len(docs) == 2 and all(d["version"] == 1 and d["pages"] == 6 for d in docs.values())
+    alone = "unchanged" if mode == "boilerplate" else "single_page"
+    for name in ("alpha", "beta"):
+        mine = sorted((i for i in items if i["deboiler"].get("site", "").endswith(
+            served[("alpha", "beta").index(name)][0].split("//")[1].rstrip("/"))), key=lambda i: i["n"])
+        assert len(mine) == 12
+        states = [i["deboiler"]["status"] for i in mine]
+        # The pages released before the site had two (and those in flight
+        # then) are without a model; every later page has it.
+        k = states.index("cleaned") if "cleaned" in states else 12
+        assert states[:k] == [alone] * k and states[k:] == ["cleaned"] * (12 - k), states
+        assert "DEBOILER_MAX_HELD_BYTES" in mine[0]["deboiler"]["reason"]
+        if inline:  # the second page gives the model; the sixth completes it
+            assert k == 2 and [i["deboiler"]["fit_pages"] for i in mine[2:]] == [2] * 4 + [6] * 6
+            assert all("Privacy policy" not in i["clean_text"] for i in mine[6:])
+            assert all(i["deboiler"].get("provisional") for i in mine[2:6])
+
+
+class _Slow(Resource):
+    """One page that takes ``delay`` seconds to answer: the crawl goes on."""
+
+    isLeaf = True
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
+        self.answered = False
+
+    def render_GET(self, request):
+        def answer():
+            self.answered = True
+            request.setHeader(b"content-type", b"text/html; charset=utf-8")
+            request.write(b"<html><body><main><p>Late, but here.</p></main></body></html>")
+            request.finish()
+
+        call = reactor.callLater(self.delay, answer)
+        request.notifyFinish().addErrback(lambda _: call.active() and call.cancel())
+        return NOT_DONE_YET
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_small_site_does_not_wait_for_the_crawl_to_end(tmp_path):
+    """A one-page site in a crawl that goes on (here one slow download): its
+    item leaves after DEBOILER_MAX_HOLD_SECONDS, not at the end."""
+    tiny, pt = serve_site(1, "tiny")
+    resource = _Slow(3.0)
+    slow = reactor.listenTCP(0, Site(resource), interface="127.0.0.1")
+    slow_url = f"http://127.0.0.1:{slow.getHost().port}/articles/slow.html"
+    left = {}  # URL -> was the slow page answered when the item left the pipelines?
+
+    def scraped(item, response, spider):
+        left[item["url"]] = resource.answered
+
+    try:
+        crawler, items = await crawl(tmp_path, [tiny, slow_url], DEBOILER_MAX_HOLD_SECONDS=0.3,
+                                     on_signal=(scraped, signals.item_scraped))
+    finally:
+        close(pt)
+        close(slow)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 2 and left == {i["url"]: i["url"] == slow_url for i in items}, left
+    assert {i["deboiler"]["status"] for i in items} == {"single_page"}
+    assert stat(crawler, "deboiler/released/timeout") == 1
+
+
 BAD_SETTINGS = [
     ("DEBOILER_MIN_PAGES", 0, "DEBOILER_MIN_PAGES = 0: must be an integer >= 2"),
     ("DEBOILER_MIN_PAGES", -1, "DEBOILER_MIN_PAGES = -1: must be an integer >= 2"),
@@ -133,6 +240,7 @@ BAD_SETTINGS = [
     ("DEBOILER_MODE", "fast", "DEBOILER_MODE = 'fast': must be one of 'boilerplate', 'content'"),
     ("DEBOILER_KEEP_HTML", "maybe", "DEBOILER_KEEP_HTML = 'maybe': expected True or False"),
     ("DEBOILER_MAX_SITES", 0, "DEBOILER_MAX_SITES = 0: must be an integer >= 1"),
+    ("DEBOILER_MAX_HOLD_SECONDS", 0, "DEBOILER_MAX_HOLD_SECONDS = 0: must be a number of seconds over 0"),
     ("DEBOILER_THREADS", 0, "DEBOILER_THREADS = 0: must be an integer from 1 to 64"),
     ("DEBOILER_TEXT_FIELD", "html", "DEBOILER_TEXT_FIELD = 'html': is also DEBOILER_HTML_FIELD"),
     ("DEBOILER_STATUS_FIELD", "", "DEBOILER_STATUS_FIELD = '': expected a field name"),
