@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
 from itemadapter import ItemAdapter, is_item
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
-from scrapy.http import HtmlResponse, Response
+from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from w3lib.encoding import http_content_type_encoding
 
@@ -23,6 +24,16 @@ logger = logging.getLogger(__name__)
 #: Hosts remembered for logging a wrong declared encoding once each; beyond
 #: them (a broad crawl) the log lines are DEBUG and the stat counts.
 _MAX_FALLBACK_HOSTS = 10_000
+
+
+def _forget_tree(response: Response | None) -> None:
+    """Drop the parsed tree a response caches (Scrapy's TextResponse keeps it
+    in ``_cached_selector`` and builds it again when asked)."""
+    if isinstance(response, TextResponse):
+        try:
+            response._cached_selector = None
+        except AttributeError:  # another Scrapy: nothing to drop
+            pass
 
 
 class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
@@ -73,6 +84,23 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
                        "deboiler/middleware/encoding_fallback" if level == logging.INFO else "")
         self._decoded = (response, text, notes)
         return text, notes
+
+    # Held items keep their response alive (Scrapy's scraper slot refers to
+    # it until every item of it is through the pipelines), and with it the
+    # parsed tree the spider's css()/xpath() and link extractors cached: about
+    # 2.3 times the page's HTML again (150 KB for a 66 KB page, 32 KB for a
+    # 2 KB one). Once the callback's output is all through here nothing in
+    # the spider uses it; anything later that asks parses the page again.
+    def process_spider_output(self, response: Response | None, result: Iterable[Any],
+                              spider: Any = None) -> Iterable[Any]:
+        yield from super().process_spider_output(response, result)
+        _forget_tree(response)
+
+    async def process_spider_output_async(self, response: Response | None, result: AsyncIterator[Any],
+                                          spider: Any = None) -> AsyncIterator[Any]:
+        async for o in super().process_spider_output_async(response, result):
+            yield o
+        _forget_tree(response)
 
     def get_processed_item(self, item: Any, response: Response | None) -> Any:
         if response is None or not is_item(item):

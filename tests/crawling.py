@@ -84,8 +84,9 @@ class SiteSpider(scrapy.Spider):
 
     def __init__(self, *args, close_after: int | None = None, items_per_page: int = 1,
                  item_type=dict, html_chars: int | None = None, same_url: bool = False,
-                 body: str | None = None, then: list[str] = (), **kwargs):
+                 body: str | None = None, then: list[str] = (), read_title: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
+        self.read_title = read_title  # items carry the page's <title>, read with css()
         self.then = list(then)  # URLs requested once the start URLs are parsed
         self.html_chars = html_chars  # items carry only this much of the page
         self.item_type = item_type
@@ -110,6 +111,8 @@ class SiteSpider(scrapy.Spider):
             self.yielded += 1
             url = response.url if k == 0 or self.same_url else f"{response.url}#{k}"
             item = self.item_type(url=url, n=self.yielded)
+            if self.read_title:
+                item["title"] = response.css("title::text").get()
             if self.html_chars is not None:
                 item["html"] = response.text[:self.html_chars]
             if self.body == "text":

@@ -230,6 +230,29 @@ async def test_a_small_site_does_not_wait_for_the_crawl_to_end(tmp_path):
     assert stat(crawler, "deboiler/released/timeout") == 1
 
 
+@pytest_twisted.ensureDeferred
+async def test_held_items_do_not_keep_the_spiders_parsed_tree(tmp_path):
+    """A spider that reads its pages with css() leaves each response's parsed
+    tree cached; held items keep the response, and the middleware drops that
+    tree once the callback's output is through (a 66 KB page's is 150 KB)."""
+    a, pa = serve_site(8, "alpha")
+    seen = []
+
+    def scraped(item, response, spider):
+        # Dropped; asked again, it is parsed again.
+        seen.append((response._cached_selector is None, bool(response.css("title::text").get())))
+
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=5,
+                                     spider_kwargs={"read_title": True},
+                                     on_signal=(scraped, signals.item_scraped))
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 8 and all(i["title"] for i in items) and seen == [(True, True)] * 8
+    assert stat(crawler, "deboiler/items_held") >= 5
+
+
 BAD_SETTINGS = [
     ("DEBOILER_MIN_PAGES", 0, "DEBOILER_MIN_PAGES = 0: must be an integer >= 2"),
     ("DEBOILER_MIN_PAGES", -1, "DEBOILER_MIN_PAGES = -1: must be an integer >= 2"),
