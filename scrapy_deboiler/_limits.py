@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from lxml.html.defs import tags as _HTML_TAGS
 
-__all__ = ["DEFAULT_LIMITS", "Limits", "Skip", "check_page"]
+__all__ = ["DEFAULT_LIMITS", "Limits", "Skip", "binary_kind", "check_page"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,13 @@ def _binary(html: str | bytes, head: bytes) -> str | None:
     controls = len(text) - len(text.translate(_BINARY_CHARS))
     odd = controls + text.count("\ufffd")
     return "unknown" if controls >= 4 and odd * 10 > len(text) else None
+
+
+def binary_kind(body: bytes) -> str | None:
+    """What binary format ``body`` is ("pdf", "png" ... "unknown"), or None
+    for text: a PDF served as text/html is not a page read with the wrong
+    encoding."""
+    return _binary(body, body[:4096])
 
 
 def check_page(html: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Skip | None:

@@ -14,6 +14,7 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from w3lib.encoding import http_content_type_encoding
 
+from ._limits import binary_kind
 from ._loading import decode_page, lossy_decoding
 from ._settings import enabled, read_settings
 
@@ -67,7 +68,7 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
         if self._decoded is not None and self._decoded[0] is response:
             return self._decoded[1], self._decoded[2]
         text, notes = response.text, []
-        if lossy_decoding(response.body, text):
+        if lossy_decoding(response.body, text) and binary_kind(response.body) is None:
             declared = http_content_type_encoding(
                 response.headers.get(b"Content-Type", b"").decode("latin-1"))
             text, encoding, notes = decode_page(response.body, declared)

@@ -84,8 +84,10 @@ class SiteSpider(scrapy.Spider):
 
     def __init__(self, *args, close_after: int | None = None, items_per_page: int = 1,
                  item_type=dict, html_chars: int | None = None, same_url: bool = False,
-                 body: str | None = None, then: list[str] = (), read_title: bool = False, **kwargs):
+                 body: str | None = None, then: list[str] = (), read_title: bool = False,
+                 follow: str = r"/articles/", **kwargs):
         super().__init__(*args, **kwargs)
+        self.follow = follow  # which of the index's links to follow (a regex)
         self.read_title = read_title  # items carry the page's <title>, read with css()
         self.then = list(then)  # URLs requested once the start URLs are parsed
         self.html_chars = html_chars  # items carry only this much of the page
@@ -100,7 +102,7 @@ class SiteSpider(scrapy.Spider):
 
     def parse(self, response):
         if response.url.endswith("/"):
-            yield from response.follow_all(LinkExtractor(allow=r"/articles/", deny_extensions=[])
+            yield from response.follow_all(LinkExtractor(allow=self.follow, deny_extensions=[])
                                            .extract_links(response))
             return
         if self.then and response.url in self.start_urls and response.url == self.start_urls[-1]:

@@ -398,6 +398,26 @@ async def test_bytes_with_a_wrong_declared_encoding_are_read_and_kept(tmp_path, 
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_pdf_served_as_html_is_skipped_without_being_decoded_again(tmp_path, caplog):
+    """A server that says text/html for a PDF (common on the open web): the
+    item is skipped as binary; the body is not decoded again by byte
+    statistics, nor logged as a wrong charset."""
+    pdf = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nstream\n" + bytes(range(256)) * 40
+    a, pa = serve_site(3, "alpha", extra_pages={"/files/report.pdf": pdf})
+    try:
+        with caplog.at_level(logging.DEBUG, logger="scrapy_deboiler"):
+            crawler, items = await crawl(tmp_path, [a], spider_kwargs={"follow": r"/(articles|files)/"})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    (item,) = [i for i in items if i["url"].endswith(".pdf")]
+    assert item["deboiler"] == {"status": "skipped", "kind": "binary", "reason": "pdf content"}
+    assert "html" not in item
+    assert stat(crawler, "deboiler/middleware/encoding_fallback") == 0
+    assert not any("lost characters" in r.getMessage() for r in caplog.records)
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_server_declaring_the_wrong_charset(tmp_path, caplog):
     """The server says UTF-16 for UTF-8 pages: Scrapy's response.text is
     garbage; the middleware reads the bytes again, and says so once for the
