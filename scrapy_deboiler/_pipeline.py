@@ -52,6 +52,11 @@ _RESULTS_MAX_CHARS = 32 * 1024 * 1024
 _LOSSY = frozenset(("decode-errors", "encoding-fallback"))
 #: hashlib releases the GIL for updates of 2048 bytes or more.
 _HASH_PIECE = 2047
+#: Releases that come before a site could have all its pages, and what the
+#: status reason says of them.
+_RELEASED_EARLY = {"budget": "held HTML over DEBOILER_MAX_HELD_BYTES",
+                   "timeout": "held for DEBOILER_MAX_HOLD_SECONDS",
+                   "starved": "Scrapy's scraper slot was full"}
 #: Lines about single sites or pages logged at INFO before DEBUG takes over.
 _SITE_LINES = 50
 #: How long a stopping reactor waits for released items to leave the pipelines.
@@ -891,10 +896,7 @@ class DeboilerPipeline:
             # Too few pages for a model: remember their signatures (with the
             # site's next page released so, they give it one), and extract
             # each page on its own (content mode) or pass it on unchanged.
-            n = len(pages)
-            site.reason = (f"site had {n} page(s) when the held HTML went over DEBOILER_MAX_HELD_BYTES; "
-                           f"fitting needs {FIT_MIN_PAGES}" if reason == "budget"
-                           else f"site has {n} page(s); fitting needs {FIT_MIN_PAGES}")
+            site.reason = self._alone_reason(site, len(pages), reason)
             if self.mode != "content":
                 for p in pages:
                     if remember:
@@ -913,6 +915,16 @@ class DeboilerPipeline:
                                errback=lambda f, p=p: self._fail(site, p.items, f))
             return
         self._start_fit(site, pages)
+
+    def _alone_reason(self, site: _Site, n: int, reason: str) -> str:
+        """Why a site's released pages have no model: the site has too few,
+        or it was released before it held enough at once (``n`` counts the
+        pages released now, not the site's)."""
+        earlier = site.alone is not None or site.pages > 0 or site.inflight > 0
+        if reason not in _RELEASED_EARLY and not earlier:
+            return f"site has {n} page(s); fitting needs {FIT_MIN_PAGES}"
+        why = _RELEASED_EARLY.get(reason, reason)
+        return f"released with {n} page(s) held ({why}); fitting needs {FIT_MIN_PAGES}"
 
     def _start_fit(self, site: _Site, pages: list[_HeldPage]) -> None:
         site.hold.busy = True

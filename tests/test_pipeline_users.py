@@ -176,7 +176,8 @@ async def test_sites_released_one_page_at_a_time_still_get_a_model(tmp_path, mod
         # then) are without a model; every later page has it.
         k = states.index("cleaned") if "cleaned" in states else 12
         assert states[:k] == [alone] * k and states[k:] == ["cleaned"] * (12 - k), states
-        assert "DEBOILER_MAX_HELD_BYTES" in mine[0]["deboiler"]["reason"]
+        assert all(i["deboiler"]["reason"] == "released with 1 page(s) held (held HTML over "
+                   "DEBOILER_MAX_HELD_BYTES); fitting needs 2" for i in mine[:k])
         if inline:  # the second page gives the model; the sixth completes it
             assert k == 2 and [i["deboiler"]["fit_pages"] for i in mine[2:]] == [2] * 4 + [6] * 6
             assert all("Privacy policy" not in i["clean_text"] for i in mine[6:])
@@ -227,6 +228,9 @@ async def test_a_small_site_does_not_wait_for_the_crawl_to_end(tmp_path):
     check_all_items_reached_the_feed(crawler, items)
     assert len(items) == 2 and left == {i["url"]: i["url"] == slow_url for i in items}, left
     assert {i["deboiler"]["status"] for i in items} == {"single_page"}
+    reasons = {i["url"] == slow_url: i["deboiler"]["reason"] for i in items}
+    assert reasons == {False: "released with 1 page(s) held (held for DEBOILER_MAX_HOLD_SECONDS); fitting needs 2",
+                       True: "site has 1 page(s); fitting needs 2"}
     assert stat(crawler, "deboiler/released/timeout") == 1
 
 
