@@ -555,6 +555,8 @@ class DeboilerPipeline:
                 continue
             self._flush_learning(site)
             self._describe(site)
+            if site.report is not None:
+                site.report.compact()
             del self.sites[name]
             self._inc("sites_evicted")
 

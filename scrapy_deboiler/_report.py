@@ -29,8 +29,14 @@ def _url_key(url: str) -> bytes:
 
 
 #: Bounds on what one site keeps for its report, whatever the crawl's size.
-MAX_SHARES = 5000
 MAX_DISTINCT_BLOCKS = 500
+#: Removed blocks a site's section lists (and all a forgotten site keeps).
+SHOWN_BLOCKS = 10
+#: Sites the report draws and describes in full, the largest first; the
+#: others get a table row each (a broad crawl has hundreds of thousands).
+DETAILED_SITES = 500
+#: Bars of a site's histogram of pages by share of HTML removed.
+BINS = 10
 
 
 @dataclass
@@ -46,7 +52,8 @@ class SiteReport:
     model_pages: int = 0
     signatures: int = 0
     boilerplate_signatures: int = 0
-    shares: list[float] = field(default_factory=list)  # share of HTML removed, per page
+    #: Pages by share of HTML removed, in BINS bars (all a page's share is used for).
+    histogram: list[int] = field(default_factory=lambda: [0] * BINS)
     blocks: Counter = field(default_factory=Counter)  # signature -> pages it was removed from
     snippets: dict[str, str] = field(default_factory=dict)
     views: list[tuple[str, str]] = field(default_factory=list)  # (page URL, relative link)
@@ -70,14 +77,22 @@ class SiteReport:
         self.statuses[status] += 1
         self.bytes_in += html_chars
         self.bytes_out += clean_chars
-        if len(self.shares) < MAX_SHARES and html_chars:
-            self.shares.append(1 - clean_chars / html_chars)
+        if html_chars:
+            self.histogram[min(BINS - 1, max(0, int((1 - clean_chars / html_chars) * BINS)))] += 1
         seen: set[str] = set()  # a block repeated on a page counts once for it
         for sig, text in removed_blocks:
             if sig not in seen and (sig in self.blocks or len(self.blocks) < MAX_DISTINCT_BLOCKS):
                 seen.add(sig)
                 self.blocks[sig] += 1
                 self.snippets.setdefault(sig, text)
+
+    def compact(self) -> None:
+        """Keep only what the report shows of the site's removed blocks: for
+        a site the crawl forgot (DEBOILER_MAX_SITES), so a broad crawl's
+        report state stays about a kilobyte a site."""
+        top = sorted(self.blocks.items(), key=lambda kv: (-kv[1], kv[0]))[:SHOWN_BLOCKS]
+        self.blocks = Counter(dict(top))
+        self.snippets = {sig: self.snippets[sig] for sig, _ in top if sig in self.snippets}
 
 
 STYLE = """
@@ -98,11 +113,9 @@ def _bar(share: float, width: int = 160) -> str:
             f'fill="#d0021b"/></svg>')
 
 
-def _histogram(shares: list[float], bins: int = 10, width: int = 200, height: int = 48) -> str:
-    """Pages by share of HTML removed, 0-100 % in ``bins`` bars."""
-    counts = [0] * bins
-    for s in shares:
-        counts[min(bins - 1, max(0, int(s * bins)))] += 1
+def _histogram(counts: list[int], width: int = 200, height: int = 48) -> str:
+    """Pages by share of HTML removed, 0-100 % in ``len(counts)`` bars."""
+    bins = len(counts)
     top = max(counts) or 1
     bw = width / bins
     bars = "".join(
@@ -133,17 +146,23 @@ def render_report(sites: list[SiteReport], *, title: str = "scrapy-deboiler craw
              f"Written {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}.</p>",
              "<table id='sites'><tr><th>site</th><th>pages</th><th>model</th><th>signatures</th>"
              "<th>HTML removed</th><th></th><th>pages by share removed</th></tr>"]
+    if len(sites) > DETAILED_SITES:
+        parts.insert(-1, f"<p id='detailed'>The {DETAILED_SITES} largest sites are drawn and described "
+                         f"in full; the other {len(sites) - DETAILED_SITES} have a row each.</p>")
     for i, s in enumerate(sites):
         share = 1 - s.bytes_out / s.bytes_in if s.bytes_in else 0.0
         model = (f"{s.model_source}, {s.model_pages} pages" if s.model_source else "none")
+        detailed = i < DETAILED_SITES
+        name = escape(s.name or "?")
         parts.append(
-            f"<tr class='site-row'><td><a href='#site-{i}'>{escape(s.name or '?')}</a></td>"
+            f"<tr class='site-row'><td>{f'<a href=#site-{i}>{name}</a>' if detailed else name}</td>"
             f"<td class='num'>{s.pages}</td><td>{escape(model)}</td>"
             f"<td class='num'>{s.boilerplate_signatures} / {s.signatures}</td>"
-            f"<td class='num share'>{100 * share:.0f}%</td><td>{_bar(share)}</td>"
-            f"<td>{_histogram(s.shares)}</td></tr>")
+            f"<td class='num share'>{100 * share:.0f}%</td>"
+            + (f"<td>{_bar(share)}</td><td>{_histogram(s.histogram)}</td></tr>" if detailed else
+               "<td></td><td></td></tr>"))
     parts.append("</table>")
-    for i, s in enumerate(sites):
+    for i, s in enumerate(sites[:DETAILED_SITES]):
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(s.statuses.items()))
         parts.append(f"<div class='site' id='site-{i}'><h2>{escape(s.name or '?')}</h2>"
                      f"<p>{s.pages} pages ({escape(statuses)}); {s.bytes_in:,} characters of HTML in, "
@@ -152,7 +171,7 @@ def render_report(sites: list[SiteReport], *, title: str = "scrapy-deboiler craw
         if s.blocks:
             parts.append("<table class='blocks'><tr><th>removed from</th><th>block (start of its text)</th>"
                          "<th>signature</th></tr>")
-            for sig, n in sorted(s.blocks.items(), key=lambda kv: (-kv[1], kv[0]))[:10]:
+            for sig, n in sorted(s.blocks.items(), key=lambda kv: (-kv[1], kv[0]))[:SHOWN_BLOCKS]:
                 parts.append(f"<tr><td class='num'>{n} pages</td><td class='snippet'>"
                              f"{escape(s.snippets.get(sig) or '(no text)')}</td><td><code>{sig}</code></td></tr>")
             parts.append("</table>")

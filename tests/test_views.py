@@ -198,3 +198,25 @@ def test_a_block_repeated_on_a_page_counts_once_for_it():
         rep.add_page("cleaned", 1000, 400, [("a" * 16, "Reply")] * 3 + [("b" * 16, "Home News")])
     assert rep.blocks == {"a" * 16: 3, "b" * 16: 3} and rep.pages == 3
     assert "3 pages" in render_report([rep]) and "9 pages" not in render_report([rep])
+
+
+def test_a_broad_crawls_report_stays_small(monkeypatch):
+    """Thousands of sites: forgotten sites keep only the blocks the report
+    lists, and only the largest sites are drawn and described in full."""
+    from scrapy_deboiler import _report
+    from scrapy_deboiler._report import SiteReport, render_report
+
+    monkeypatch.setattr(_report, "DETAILED_SITES", 3)
+    reps = []
+    for k in range(10):
+        rep = SiteReport(f"s{k}.example")
+        for p in range(k + 1):  # site k has k + 1 pages, each with 30 distinct removed blocks
+            rep.add_page("cleaned", 1000, 100 * (p % 10), [(f"{p:02d}{j:014d}", f"block {p}.{j}") for j in range(30)])
+        rep.compact()
+        assert len(rep.blocks) == min(10, 30 * (k + 1)) and set(rep.snippets) == set(rep.blocks)
+        assert sum(rep.histogram) == k + 1
+        reps.append(rep)
+    html = render_report(reps)
+    assert html.count("class='site-row'") == 10 and html.count("<div class='site'") == 3
+    assert html.count("svg class=\"histogram\"") == 3 and "the other 7 have a row each" in html
+    assert all(f"s{k}.example</h2>" in html for k in (9, 8, 7)) and "s6.example</h2>" not in html
