@@ -395,13 +395,9 @@ class ContentModel:
     def scores_table(self, flat: array, single: bool = False) -> list[float]:
         """``scores`` of rows given as one flat array (``_block_table``)."""
         if self.kind == "trees" and _speedups is not None:
-            t = self.trees
-            scores = [_sigmoid(z) for z in _speedups.score_table(
-                flat, FEATURE_COUNT, t.feature, t.threshold, t.left, t.right, t.value, t.roots, t.base)]
+            scores = [_sigmoid(z) for z in self.trees.raw_table(flat)]
             if single and self.single is not None:
-                t = self.single
-                scores = self._blend(scores, _speedups.score_table(
-                    flat, FEATURE_COUNT, t.feature, t.threshold, t.left, t.right, t.value, t.roots, t.base))
+                scores = self._blend(scores, self.single.raw_table(flat))
             return scores
         w = FEATURE_COUNT
         return self.scores([flat[i:i + w].tolist() for i in range(0, len(flat), w)], single)
@@ -453,6 +449,11 @@ class _Trees:
             return _speedups.score_trees(rows, self.feature, self.threshold, self.left, self.right,
                                          self.value, self.roots, self.base)
         return self.raw_py(rows)
+
+    def raw_table(self, flat: array) -> list[float]:
+        """``raw`` of rows given as one flat array (compiled walks only)."""
+        return _speedups.score_table(flat, FEATURE_COUNT, self.feature, self.threshold, self.left,
+                                     self.right, self.value, self.roots, self.base)
 
     def raw_py(self, rows: list[list[float]]) -> list[float]:
         feature, threshold, left, right, value = self.feature, self.threshold, self.left, self.right, self.value

@@ -34,7 +34,7 @@ from ._model import FIT_MIN_PAGES, FitParams, SiteModel
 from ._report import SiteReport, write_report
 from ._settings import DEFAULTS, enabled, read_settings
 from ._store import SignatureFileError
-from ._redis import FINAL_RANK, RedisCoordinator, model_rank
+from ._redis import FINAL_RANK, RedisCoordinator, model_rank, pack_signatures, unpack_signatures
 from ._urls import site_of_url
 
 __all__ = ["DeboilerPipeline"]
@@ -106,11 +106,12 @@ class _Site:
     learned_keys: set[str] = field(default_factory=set)
     pending: list[tuple[str, frozenset[str]]] = field(default_factory=list)  # a provisional model's new pages
     pending_keys: set[str] = field(default_factory=set)
-    #: The last page released without a model (key, URL, packed signatures):
+    #: The last page released without a model (key, URL, signatures packed
+    #: as the Redis pools pack them, 8 bytes each):
     #: with the site's next such page it gives the site a provisional model,
     #: so a site released one page at a time (a broad crawl over the
     #: held-bytes budget) is not extracted page by page forever.
-    alone: tuple[str, str, bytes | frozenset[str]] | None = None
+    alone: tuple[str, str, bytes] | None = None
     report: SiteReport | None = None
     pages: int = 0
     bytes_in: int = 0
@@ -152,23 +153,6 @@ def _clean_parsed(page: Page, model: SiteModel | None, params: FitParams, learn:
     """``_clean_one`` for a page parsed already (``_sign_page``)."""
     sigs = page.signatures if learn else None
     return clean_page(page, model, mode=mode, explain=explain, markdown=markdown), sigs
-
-
-def _pack(sigs: frozenset[str]) -> bytes | frozenset[str]:
-    """Signatures (16 hex digits each) as 8 bytes each: a site remembers one
-    page's for as long as the site is remembered (DEBOILER_MAX_SITES), a
-    tenth of the memory of the set of str."""
-    try:
-        packed = bytes.fromhex("".join(sorted(sigs)))
-    except ValueError:
-        return sigs
-    return packed if len(packed) == 8 * len(sigs) else sigs
-
-
-def _unpack(packed: bytes | frozenset[str]) -> frozenset[str]:
-    if isinstance(packed, frozenset):
-        return packed
-    return frozenset(packed[i:i + 8].hex() for i in range(0, len(packed), 8))
 
 
 def _is_redis_error(e: BaseException) -> bool:
@@ -366,6 +350,16 @@ class DeboilerPipeline:
         if failure.check(WorkersGone) and self._pool is not None:
             return self._in_pool(f, *args)
         return failure
+
+    def _inline_or(self, size: int, f: Any, args: tuple, elsewhere: Any) -> Deferred:
+        """``f(*args)`` on the reactor thread for pages up to
+        DEBOILER_INLINE_MAX_BYTES, else ``elsewhere(*args)``."""
+        if size <= self.inline_max:
+            try:
+                return succeed(f(*args))
+            except Exception:
+                return fail()
+        return elsewhere(*args)
 
     def _in_pool(self, f: Any, *args: Any) -> Deferred:
         from twisted.internet import reactor
@@ -627,13 +621,8 @@ class DeboilerPipeline:
         args = (html, url, encoding, model, self.params, want_sigs, self.mode, self.explain, self.markdown)
         if parsed is not None and self._cleaner is None:
             job = self._in_pool(_clean_parsed, parsed, *args[3:])
-        elif len(html) <= self.inline_max:
-            try:
-                job = succeed(_clean_one(*args))
-            except Exception:
-                job = fail()
         else:
-            job = self._cleaning(*args)
+            job = self._inline_or(len(html), _clean_one, args, self._cleaning)
 
         def done(r: tuple[CleanResult, frozenset[str] | None]) -> None:
             result, sigs = r
@@ -709,19 +698,12 @@ class DeboilerPipeline:
             return
         first = site.alone
         if first is None or first[0] == key or site.hold.busy:
-            site.alone = (key, url, _pack(sigs))  # a running fit takes it when done
+            site.alone = (key, url, pack_signatures(sigs))  # a running fit takes it when done
             return
         site.alone = None
-        model = SiteModel.fit([(first[1], _unpack(first[2])), (url, sigs)], self.params)
-        model.provisional = model.pages < self.min_pages
-        if model.provisional:
-            model.page_keys = frozenset((first[0], key))
-        site.model, site.source = model, "fitted"
-        self._inc("sites_fitted")
+        model = SiteModel.fit([(first[1], unpack_signatures(first[2])), (url, sigs)], self.params)
+        self._fitted(site, model, frozenset((first[0], key)))
         self._inc("sites_fitted_alone")
-        if model.provisional:
-            self._inc("sites_provisional")
-        self._save(site, model)
         self._site_log("deboiler: fitted %s on %d pages released one at a time%s: %d boilerplate signatures",
                        site.name or "?", model.pages,
                        f" (provisional: it learns until it has seen {self.min_pages})" if model.provisional else "",
@@ -733,13 +715,8 @@ class DeboilerPipeline:
         """Boilerplate mode passes a page without a model on unchanged at
         once; its signatures are taken meanwhile, in the threads (on the
         reactor thread up to DEBOILER_INLINE_MAX_BYTES, as cleaning is)."""
-        if len(page.html) <= self.inline_max:
-            try:
-                d = succeed(_sign_page(page.html, page.url, page.encoding, self.params))
-            except Exception:
-                d = fail()
-        else:
-            d = self._in_pool(_sign_page, page.html, page.url, page.encoding, self.params)
+        d = self._inline_or(len(page.html), _sign_page, (page.html, page.url, page.encoding, self.params),
+                            lambda *args: self._in_pool(_sign_page, *args))
 
         def signed(parsed: Page) -> None:
             self._alone(site, page.key, page.url, parsed.signatures)
@@ -928,24 +905,28 @@ class DeboilerPipeline:
         why = _RELEASED_EARLY.get(reason, reason)
         return f"released with {n} page(s) held ({why}); fitting needs {FIT_MIN_PAGES}"
 
+    def _fitted(self, site: _Site, model: SiteModel, keys: frozenset[str]) -> None:
+        """A model fitted here on the pages ``keys`` becomes the site's, and
+        is saved: provisional when they are fewer than DEBOILER_MIN_PAGES."""
+        model.provisional = len(keys) < self.min_pages
+        if model.provisional:
+            model.page_keys = keys
+        site.model, site.source = model, "fitted"
+        self._inc("sites_fitted")
+        if model.provisional:
+            self._inc("sites_provisional")
+        self._save(site, model)
+
     def _start_fit(self, site: _Site, pages: list[_HeldPage]) -> None:
         site.hold.busy = True
         self.busy += 1
         started = time.perf_counter()
-        provisional = len(pages) < self.min_pages
         d = self._fitting([(p.url, p.html, p.encoding) for p in pages], self.params,
                           self.mode, self.explain, self.markdown)
 
         def done(result: tuple[SiteModel, list[CleanResult]]) -> None:
             model, results = result
-            if provisional:
-                model.provisional = True
-                model.page_keys = frozenset(p.key for p in pages)
-            site.model, site.source = model, "fitted"
-            self._inc("sites_fitted")
-            if provisional:
-                self._inc("sites_provisional")
-            self._save(site, model)
+            self._fitted(site, model, frozenset(p.key for p in pages))
             for p, r in zip(pages, results):
                 self._inc("pages_cleaned")
                 self._remember(p.key, (r, model))
@@ -954,13 +935,13 @@ class DeboilerPipeline:
                 key, url, sigs = site.alone
                 site.alone = None
                 if key not in {p.key for p in pages}:
-                    self._absorb(site, key, url, _unpack(sigs))
+                    self._absorb(site, key, url, unpack_signatures(sigs))
             removed = 1 - sum(len(r.html) for r in results) / max(1, sum(len(p.html) for p in pages))
             self._site_log("deboiler: fitted %s on %d pages in %.2fs%s: %d boilerplate signatures, "
                            "%.0f%% of HTML removed", site.name or "?", len(pages),
                            time.perf_counter() - started,
-                           f" (provisional: it learns until it has seen {self.min_pages})" if provisional else "",
-                           len(model.boilerplate), 100 * removed)
+                           f" (provisional: it learns until it has seen {self.min_pages})"
+                           if model.provisional else "", len(model.boilerplate), 100 * removed)
 
         def finally_(_: Any) -> None:
             site.hold.busy = False
