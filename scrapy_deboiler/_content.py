@@ -395,9 +395,11 @@ class ContentModel:
     def scores_table(self, flat: array, single: bool = False) -> list[float]:
         """``scores`` of rows given as one flat array (``_block_table``)."""
         if self.kind == "trees" and _speedups is not None:
-            scores = [_sigmoid(z) for z in self.trees.raw_table(flat)]
+            scores = self.trees.raw_table(flat, probabilities=True)
             if single and self.single is not None:
-                scores = self._blend(scores, self.single.raw_table(flat))
+                w = self.single_weight
+                scores = [(1.0 - w) * s + w * q
+                          for s, q in zip(scores, self.single.raw_table(flat, probabilities=True))]
             return scores
         w = FEATURE_COUNT
         return self.scores([flat[i:i + w].tolist() for i in range(0, len(flat), w)], single)
@@ -450,10 +452,11 @@ class _Trees:
                                          self.value, self.roots, self.base)
         return self.raw_py(rows)
 
-    def raw_table(self, flat: array) -> list[float]:
-        """``raw`` of rows given as one flat array (compiled walks only)."""
+    def raw_table(self, flat: array, probabilities: bool = False) -> list[float]:
+        """``raw`` of rows given as one flat array (compiled walks only);
+        ``probabilities``: through ``_sigmoid``, computed alike in C."""
         return _speedups.score_table(flat, FEATURE_COUNT, self.feature, self.threshold, self.left,
-                                     self.right, self.value, self.roots, self.base)
+                                     self.right, self.value, self.roots, self.base, probabilities)
 
     def raw_py(self, rows: list[list[float]]) -> list[float]:
         feature, threshold, left, right, value = self.feature, self.threshold, self.left, self.right, self.value

@@ -22,7 +22,7 @@ from cpython.unicode cimport (Py_UNICODE_ISALNUM, Py_UNICODE_ISALPHA, Py_UNICODE
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
     int __builtin_ctzll(unsigned long long x) nogil
-from libc.math cimport fabs, log1p, pow
+from libc.math cimport exp, fabs, log1p, pow
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset, strcmp, strlen
 
@@ -1368,8 +1368,10 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
     cdef dict siblings = {}, same_tag = {}
     cdef Stat* st = <Stat*>calloc(n_raw + 1, sizeof(Stat))
     cdef Py_UCS4 ch
-    cdef bint in_word
+    cdef bint in_word, ends
     cdef str text, low
+    cdef const unsigned char* bp
+    cdef unsigned char cls
     cdef Tokens toks
     cdef list title = sorted(title_tokens)
     cdef bint has_title = len(title) > 0
@@ -1400,55 +1402,96 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
                                      PyUnicode_GET_LENGTH(word))
         for b in raw:
             if _collapse_ascii(b[4], &scratch):
+                # ASCII (most blocks): one pass over the bytes gives what the
+                # two passes below give, lower case changing no character
+                # class; the lower-case copy is made for the title only.
                 text = PyUnicode_DecodeASCII(scratch.data, scratch.len, NULL)
+                bp = <const unsigned char*>scratch.data
+                words = digits = commas = stops = token_chars = cased = upper = 0
+                in_word = False
+                toks.n = 0
+                before = 0
                 for i in range(scratch.len):
-                    if 65 <= scratch.data[i] <= 90:
-                        scratch.data[i] += 32
-                low = PyUnicode_DecodeASCII(scratch.data, scratch.len, NULL)
+                    ch = bp[i]
+                    cls = _ASCII_CLASS[ch]
+                    if cls == C_DIGIT:
+                        digits += 1
+                    if ch == 44:  # ","
+                        commas += 1
+                    elif ch == 32 and before == 46:  # ". "
+                        stops += 1
+                    if cls != 0 or ch == 95:
+                        token_chars += 1
+                        if not in_word:
+                            in_word = True
+                            start = i
+                            words += 1
+                            if cls & (C_UPPER | C_LOWER):
+                                cased += 1
+                                if cls == C_UPPER:
+                                    upper += 1
+                    elif in_word:
+                        in_word = False
+                        if has_title:
+                            _add_span(&toks, start, i)
+                    before = ch
+                if not words:
+                    continue
+                if in_word and has_title:
+                    _add_span(&toks, start, scratch.len)
+                tokens = words
+                ch = bp[scratch.len - 1]
+                ends = ch == 46 or ch == 33 or ch == 63 or ch == 34  # _ENDS' ASCII: . ! ? "
+                if has_title:
+                    for i in range(scratch.len):
+                        if 65 <= scratch.data[i] <= 90:
+                            scratch.data[i] += 32
+                    low = PyUnicode_DecodeASCII(scratch.data, scratch.len, NULL)
             else:
                 text = " ".join(" ".join(b[4]).split())
                 low = text.lower()
-            words = 0
-            in_word = False
-            toks.n = 0
-            i = 0
-            for ch in low:  # _TOKEN (\w+) as re defines it: alphanumeric or "_"
-                if _word_char(ch):
-                    if not in_word:
-                        in_word = True
-                        start = i
-                        words += 1
-                elif in_word:
-                    in_word = False
-                    if has_title:
-                        _add_span(&toks, start, i)
-                i += 1
-            if not words:
-                continue
-            if in_word and has_title:
-                _add_span(&toks, start, i)
-            digits = commas = stops = tokens = token_chars = cased = upper = 0
-            in_word = False
-            before = 0
-            for ch in text:  # the same tokens, in the text as written
-                if _decimal(ch):
-                    digits += 1
-                if ch == 44:  # ","
-                    commas += 1
-                elif ch == 32 and before == 46:  # ". "
-                    stops += 1
-                if _word_char(ch):
-                    token_chars += 1
-                    if not in_word:
-                        in_word = True
-                        tokens += 1
-                        if _alpha(ch):
-                            cased += 1
-                            if _upper(ch):
-                                upper += 1
-                else:
-                    in_word = False
-                before = ch
+                words = 0
+                in_word = False
+                toks.n = 0
+                i = 0
+                for ch in low:  # _TOKEN (\w+) as re defines it: alphanumeric or "_"
+                    if _word_char(ch):
+                        if not in_word:
+                            in_word = True
+                            start = i
+                            words += 1
+                    elif in_word:
+                        in_word = False
+                        if has_title:
+                            _add_span(&toks, start, i)
+                    i += 1
+                if not words:
+                    continue
+                if in_word and has_title:
+                    _add_span(&toks, start, i)
+                digits = commas = stops = tokens = token_chars = cased = upper = 0
+                in_word = False
+                before = 0
+                for ch in text:  # the same tokens, in the text as written
+                    if _decimal(ch):
+                        digits += 1
+                    if ch == 44:  # ","
+                        commas += 1
+                    elif ch == 32 and before == 46:  # ". "
+                        stops += 1
+                    if _word_char(ch):
+                        token_chars += 1
+                        if not in_word:
+                            in_word = True
+                            tokens += 1
+                            if _alpha(ch):
+                                cased += 1
+                                if _upper(ch):
+                                    upper += 1
+                    else:
+                        in_word = False
+                    before = ch
+                ends = text[len(text) - 1] in _ENDS
             st[n].node = <xmlNode*><size_t>b[0]
             st[n].depth = b[1]
             st[n].hints = b[2]
@@ -1463,7 +1506,7 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
             st[n].token_chars = token_chars
             st[n].cased = cased
             st[n].upper = upper
-            st[n].ends = text[len(text) - 1] in _ENDS
+            st[n].ends = ends
             st[n].overlap = _title_overlap(&toks, low, title, title_h) if has_title else 0.0
             position[b[0]] = n
             name = <const char*>st[n].node.name
@@ -1593,31 +1636,74 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
         free(scratch.data)
 
 
-def score_table(const double[:] X, Py_ssize_t width, const int[:] feature, const double[:] threshold,
-                const int[:] left, const int[:] right, const double[:] value, const int[:] roots,
-                double base):
-    """``score_trees`` over ``block_table``'s flat rows of ``width`` doubles."""
+def score_table(const double[::1] X, Py_ssize_t width, const int[::1] feature, const double[::1] threshold,
+                const int[::1] left, const int[::1] right, const double[::1] value, const int[::1] roots,
+                double base, bint probabilities=False):
+    """``score_trees`` over ``block_table``'s flat rows of ``width`` doubles;
+    ``probabilities``: each passed through ``_content._sigmoid`` (the same
+    operations on the same libm ``exp``: the same doubles)."""
     cdef Py_ssize_t n = X.shape[0] // width if width > 0 else 0, r, t, node, i
     cdef Py_ssize_t ntrees = roots.shape[0]
-    cdef double total
     cdef array scores = clone(_DOUBLES, n, False)
     cdef double* out = scores.data.as_doubles
     for i in range(feature.shape[0]):  # rows are read unchecked below
         if feature[i] >= width:
             raise IndexError(f"rows have {width} features; the trees read feature {feature[i]}")
     # Only C data from here: other threads (Scrapy's reactor) run meanwhile.
+    # Tree by tree, four rows at a time: each walk is a chain of dependent
+    # loads, and four independent chains keep the core busy (0.79 -> 0.3 ms
+    # for 401 rows of 200 trees). Each row still adds base and then the
+    # trees' leaves in tree order: the same sums, bit for bit.
+    cdef const int* f = &feature[0] if feature.shape[0] else NULL
+    cdef const double* th = &threshold[0] if threshold.shape[0] else NULL
+    cdef const int* lt = &left[0] if left.shape[0] else NULL
+    cdef const int* rt = &right[0] if right.shape[0] else NULL
+    cdef const double* val = &value[0] if value.shape[0] else NULL
+    cdef const double* x0
+    cdef const double* x1
+    cdef const double* x2
+    cdef const double* x3
+    cdef int a, b, c, d, root
+    cdef double z
+    cdef Py_ssize_t quads = n - n % 4
     with nogil:
         for r in range(n):
-            total = base
-            for t in range(ntrees):
-                node = roots[t]
-                while left[node] >= 0:
-                    if X[r * width + feature[node]] <= threshold[node]:
-                        node = left[node]
-                    else:
-                        node = right[node]
-                total += value[node]
-            out[r] = total
+            out[r] = base
+        for t in range(ntrees):
+            root = roots[t]
+            for r in range(0, quads, 4):
+                x0 = &X[r * width]
+                x1 = x0 + width
+                x2 = x1 + width
+                x3 = x2 + width
+                a = b = c = d = root
+                while lt[a] >= 0 or lt[b] >= 0 or lt[c] >= 0 or lt[d] >= 0:
+                    if lt[a] >= 0:
+                        a = lt[a] if x0[f[a]] <= th[a] else rt[a]
+                    if lt[b] >= 0:
+                        b = lt[b] if x1[f[b]] <= th[b] else rt[b]
+                    if lt[c] >= 0:
+                        c = lt[c] if x2[f[c]] <= th[c] else rt[c]
+                    if lt[d] >= 0:
+                        d = lt[d] if x3[f[d]] <= th[d] else rt[d]
+                out[r] += val[a]
+                out[r + 1] += val[b]
+                out[r + 2] += val[c]
+                out[r + 3] += val[d]
+            for r in range(quads, n):
+                x0 = &X[r * width]
+                a = root
+                while lt[a] >= 0:
+                    a = lt[a] if x0[f[a]] <= th[a] else rt[a]
+                out[r] += val[a]
+        if probabilities:
+            for r in range(n):
+                z = out[r]
+                if z > 30.0:
+                    z = 30.0
+                elif z < -30.0:
+                    z = -30.0
+                out[r] = 1.0 / (1.0 + exp(-z))
     return scores.tolist()
 
 

@@ -1,6 +1,8 @@
 """The compiled walks must give exactly what the Python reference gives."""
 
 import hashlib
+from array import array
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -155,6 +157,14 @@ def test_compiled_tables_and_tree_scores_equal_the_python_definitions():
     for more in flats[1:]:
         flat.extend(more)
     assert model.scores_table(flat) == model.scores(rows)
+    assert model.single is not None
+    assert model.scores_table(flat, single=True) == model.scores(rows, single=True)
+    # The compiled walk takes rows four at a time: every remainder, and none.
+    width = _content.FEATURE_COUNT
+    for n in (0, 1, 2, 3, 5, 6, 7):
+        part = array("d", flat[:n * width])
+        assert model.trees.raw_table(part) == model.trees.raw_py(rows[:n])
+        assert model.scores_table(part, single=True) == model.scores(rows[:n], single=True)
 
 
 def test_places_ignore_numbers_and_spacing_in_classes():
