@@ -2,7 +2,8 @@
 
     python benchmarks/bench_fullsize.py [--sites 20] [--pages 60] [--paragraphs 400]
         [--concurrency 32] [--rounds 2] [--mode content] [--spider site|index-only]
-        [--set DEBOILER_THREADS=1 ...] [--server nginx|python] [--no-demo] [--json out.json]
+        [--set DEBOILER_THREADS=1 ...] [--server nginx|python] [--no-demo] [--stand-in]
+        [--json out.json]
 
 Serves ``--sites`` generated sites (tests/sitegen.py pages, 400 paragraphs:
 about 66 KB each; every link resolves) on 127.0.0.1, one port each, and
@@ -13,7 +14,10 @@ since all ports are one host to Scrapy) ``--concurrency``, each crawl in a fresh
 process: without scrapy-deboiler, then with its add-on. Rounds alternate
 off/on so a busy moment on the machine hurts both alike. Reports pages/s
 (each round, the range and the best), the ratio on/off of the best rounds and
-of the medians, and each crawl's peak RSS. Then, unless ``--no-demo``, runs
+of the medians, and each crawl's peak RSS. ``--stand-in`` adds a third crawl
+each round: a pipeline that cleans nothing and writes fields of content
+mode's sizes (with scrapy-deboiler's middleware), the ceiling for any
+pipeline with this output on this machine. Then, unless ``--no-demo``, runs
 benchmarks/bench_crawl.py (the demo website, small pages) for the ratio
 beside it.
 
@@ -51,7 +55,8 @@ from scrapy.crawler import CrawlerProcess
 from scrapy.linkextractors import LinkExtractor
 from scrapy.utils.project import get_project_settings
 
-on, urls, out, sigdir, conc, mode, spider = sys.argv[1] == "on", sys.argv[2], *sys.argv[3:8]
+state, urls, out, sigdir, conc, mode, spider = sys.argv[1:8]
+on = state == "on"
 extra = json.loads(sys.argv[8])
 
 
@@ -68,6 +73,28 @@ class IndexSpider(scrapy.Spider):
         yield {"url": response.url, "title": response.css("title::text").get("")}
 
 
+class FieldsOnly:
+    # The stand-in: what any pipeline that writes these fields costs. No
+    # cleaning: one reactor turn's wait (as an item waits for its result),
+    # then the page's HTML (66 KB) as clean_html and most of it (63 KB) as
+    # clean_text, about the sizes content mode writes here.
+
+    async def process_item(self, item, spider=None):
+        from twisted.internet import reactor
+        from twisted.internet.defer import Deferred
+        from scrapy.utils.defer import maybe_deferred_to_future
+
+        d = Deferred()
+        reactor.callLater(0, d.callback, None)
+        await maybe_deferred_to_future(d)
+        html = item.pop("html", "") or ""
+        item["clean_text"] = html[:len(html) * 63 // 67]
+        item["clean_html"] = html
+        item["deboiler"] = {"status": "cleaned", "site": "stand-in", "html_chars": len(html),
+                            "clean_html_chars": len(html)}
+        return item
+
+
 settings = get_project_settings()  # the example project's (cwd)
 settings.setdict({
     "ADDONS": {"scrapy_deboiler.Addon": 100} if on else {},
@@ -82,6 +109,9 @@ settings.setdict({
     "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
 }, priority="cmdline")
 settings.setdict(extra if on else {}, priority="cmdline")
+if state == "fields":  # the middleware gives items their HTML, the stand-in the fields
+    settings.set("SPIDER_MIDDLEWARES", {"scrapy_deboiler.DeboilerSpiderMiddleware": 950}, priority="cmdline")
+    settings.set("ITEM_PIPELINES", {FieldsOnly: 300}, priority="cmdline")
 process = CrawlerProcess(settings)
 crawler = process.create_crawler(IndexSpider if spider == "index-only" else "site")
 times = {}
@@ -232,6 +262,8 @@ def main() -> None:
     ap.add_argument("--server", choices=["nginx", "python"],
                     help="what serves the sites (default: nginx when installed)")
     ap.add_argument("--no-demo", action="store_true", help="skip the demo-site crawl")
+    ap.add_argument("--stand-in", action="store_true",
+                    help="also crawl with a pipeline that only writes fields of the same sizes")
     ap.add_argument("--json")
     args = ap.parse_args()
 
@@ -240,7 +272,8 @@ def main() -> None:
     articles = [body for pages in sites for path, body in pages.items() if path != "/"]
     size = sum(map(len, articles)) // max(1, len(articles))
     server_kind = args.server or ("nginx" if nginx_path() else "python")
-    results: dict[str, list[dict]] = {"off": [], "on": []}
+    states = ("off", "on", "fields") if args.stand_in else ("off", "on")
+    results: dict[str, list[dict]] = {m: [] for m in states}
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)  # nginx's worker may run as another user
         if server_kind == "nginx":
@@ -249,7 +282,7 @@ def main() -> None:
             urls, servers = serve_python(sites)
         try:
             for r in range(args.rounds):
-                for state in ("off", "on"):
+                for state in states:
                     out = os.path.join(tmp, f"{state}{r}.jsonl")
                     sigdir = os.path.join(tmp, f"sigs{r}")  # a fresh store: every site is fitted
                     proc = subprocess.run(
@@ -261,7 +294,7 @@ def main() -> None:
                     res = json.loads(proc.stdout.strip().splitlines()[-1])
                     res["pages_per_s"] = res["pages"] / res["seconds"]
                     results[state].append(res)
-                    print(f"round {r + 1} {state:<3}: {res['pages_per_s']:6.1f} pages/s, "
+                    print(f"round {r + 1} {state:<6}: {res['pages_per_s']:6.1f} pages/s, "
                           f"{res['seconds']:5.1f} s, CPU {res['cpu_seconds']:5.1f} s, "
                           f"peak RSS {res['max_rss_mib']:4.0f} MiB, {res['cleaned']} cleaned",
                           flush=True)
@@ -280,11 +313,13 @@ def main() -> None:
           f"CONCURRENT_REQUESTS={args.concurrency}, {args.mode} mode, {args.spider} spider, "
           f"{args.rounds} rounds, served by {server_kind}, on: {extra or 'defaults'}")
     print(f"{'pipeline':<10} {'pages/s range':>16} {'best':>7} {'peak RSS MiB':>13}")
-    for m in ("off", "on"):
+    for m in states:
         print(f"{m:<10} {min(rates[m]):>7.1f}-{max(rates[m]):<8.1f} {best[m]:>7.1f} {rss[m]:>13.0f}")
-    pairs = [on / off for on, off in zip(rates["on"], rates["off"])]
-    print(f"throughput ratio on/off: best {best['on'] / best['off']:.2f}, "
-          f"median {median['on'] / median['off']:.2f}, per round {min(pairs):.2f}-{max(pairs):.2f}")
+    for m in states[1:]:
+        pairs = [x / off for x, off in zip(rates[m], rates["off"])]
+        name = "on/off" if m == "on" else "stand-in/off"
+        print(f"throughput ratio {name}: best {best[m] / best['off']:.2f}, "
+              f"median {median[m] / median['off']:.2f}, per round {min(pairs):.2f}-{max(pairs):.2f}")
     demo = None
     if not args.no_demo:
         print("\ndemo website (benchmarks/bench_crawl.py):", flush=True)
@@ -298,6 +333,7 @@ def main() -> None:
         with open(args.json, "w") as f:
             json.dump({"results": results, "ratio_best": best["on"] / best["off"],
                        "ratio_median": median["on"] / median["off"], "page_bytes": size,
+                       "stand_in_ratio_median": median["fields"] / median["off"] if args.stand_in else None,
                        "server": server_kind, "settings": extra,
                        "demo": demo}, f, indent=2)
 
