@@ -388,7 +388,7 @@ class ContentModel:
         if self.kind == "trees":
             scores = [_sigmoid(z) for z in self.trees.raw(rows)]
             if single and self.single is not None:
-                scores = self._blend(scores, self.single.raw(rows))
+                scores = self._blend(scores, [_sigmoid(z) for z in self.single.raw(rows)])
             return scores
         return self._linear(rows)
 
@@ -397,18 +397,16 @@ class ContentModel:
         if self.kind == "trees" and _speedups is not None:
             scores = self.trees.raw_table(flat, probabilities=True)
             if single and self.single is not None:
-                w = self.single_weight
-                scores = [(1.0 - w) * s + w * q
-                          for s, q in zip(scores, self.single.raw_table(flat, probabilities=True))]
+                scores = self._blend(scores, self.single.raw_table(flat, probabilities=True))
             return scores
         w = FEATURE_COUNT
         return self.scores([flat[i:i + w].tolist() for i in range(0, len(flat), w)], single)
 
-    def _blend(self, shared: list[float], raw: list[float]) -> list[float]:
+    def _blend(self, shared: list[float], single: list[float]) -> list[float]:
         """The shared trees' probabilities blended with the single-page
-        trees' (raw scores): ``weight`` of the second."""
+        trees': ``weight`` of the second."""
         w = self.single_weight
-        return [(1.0 - w) * s + w * _sigmoid(z) for s, z in zip(shared, raw)]
+        return [(1.0 - w) * s + w * q for s, q in zip(shared, single)]
 
     def _linear(self, rows: list[list[float]]) -> list[float]:
         first = self._score(self.first, rows)

@@ -86,11 +86,15 @@ class SiteReport:
                 self.blocks[sig] += 1
                 self.snippets.setdefault(sig, text)
 
+    def top_blocks(self) -> list[tuple[str, int]]:
+        """The removed blocks the report lists: most pages first, then by signature."""
+        return sorted(self.blocks.items(), key=lambda kv: (-kv[1], kv[0]))[:SHOWN_BLOCKS]
+
     def compact(self) -> None:
         """Keep only what the report shows of the site's removed blocks: for
         a site the crawl forgot (DEBOILER_MAX_SITES), so a broad crawl's
         report state stays about a kilobyte a site."""
-        top = sorted(self.blocks.items(), key=lambda kv: (-kv[1], kv[0]))[:SHOWN_BLOCKS]
+        top = self.top_blocks()
         self.blocks = Counter(dict(top))
         self.snippets = {sig: self.snippets[sig] for sig, _ in top if sig in self.snippets}
 
@@ -171,7 +175,7 @@ def render_report(sites: list[SiteReport], *, title: str = "scrapy-deboiler craw
         if s.blocks:
             parts.append("<table class='blocks'><tr><th>removed from</th><th>block (start of its text)</th>"
                          "<th>signature</th></tr>")
-            for sig, n in sorted(s.blocks.items(), key=lambda kv: (-kv[1], kv[0]))[:SHOWN_BLOCKS]:
+            for sig, n in s.top_blocks():
                 parts.append(f"<tr><td class='num'>{n} pages</td><td class='snippet'>"
                              f"{escape(s.snippets.get(sig) or '(no text)')}</td><td><code>{sig}</code></td></tr>")
             parts.append("</table>")

@@ -1642,7 +1642,7 @@ def score_table(const double[::1] X, Py_ssize_t width, const int[::1] feature, c
     """``score_trees`` over ``block_table``'s flat rows of ``width`` doubles;
     ``probabilities``: each passed through ``_content._sigmoid`` (the same
     operations on the same libm ``exp``: the same doubles)."""
-    cdef Py_ssize_t n = X.shape[0] // width if width > 0 else 0, r, t, node, i
+    cdef Py_ssize_t n = X.shape[0] // width if width > 0 else 0, r, t, i
     cdef Py_ssize_t ntrees = roots.shape[0]
     cdef array scores = clone(_DOUBLES, n, False)
     cdef double* out = scores.data.as_doubles
