@@ -2,8 +2,8 @@
 
     python benchmarks/bench_fullsize.py [--sites 20] [--pages 60] [--paragraphs 400]
         [--concurrency 32] [--rounds 2] [--mode content] [--spider site|index-only]
-        [--set DEBOILER_THREADS=1 ...] [--server nginx|python] [--no-demo] [--stand-in]
-        [--json out.json]
+        [--set DEBOILER_THREADS=1 ...] [--scrapy-set CONCURRENT_ITEMS=8 ...]
+        [--server nginx|python] [--no-demo] [--stand-in] [--json out.json]
 
 Serves ``--sites`` generated sites (tests/sitegen.py pages, 400 paragraphs:
 about 66 KB each; every link resolves) on 127.0.0.1, one port each, and
@@ -12,7 +12,9 @@ does; ``--spider index-only`` follows the indexes' links only, the least
 work Scrapy can do a page) at ``CONCURRENT_REQUESTS`` (and per domain,
 since all ports are one host to Scrapy) ``--concurrency``, each crawl in a fresh
 process: without scrapy-deboiler, then with its add-on. Rounds alternate
-off/on so a busy moment on the machine hurts both alike. Reports pages/s
+off/on so a busy moment on the machine hurts both alike. ``--set`` gives
+the crawls with the pipeline a setting, ``--scrapy-set`` gives it to every
+crawl (a Scrapy setting compared at equal terms). Reports pages/s
 (each round, the range and the best), the ratio on/off of the best rounds and
 of the medians, and each crawl's peak RSS. ``--stand-in`` adds a third crawl
 each round: a pipeline that cleans nothing and writes fields of content
@@ -58,6 +60,7 @@ from scrapy.utils.project import get_project_settings
 state, urls, out, sigdir, conc, mode, spider = sys.argv[1:8]
 on = state == "on"
 extra = json.loads(sys.argv[8])
+common = json.loads(sys.argv[9])
 
 
 class IndexSpider(scrapy.Spider):
@@ -108,6 +111,7 @@ settings.setdict({
     "CONCURRENT_REQUESTS_PER_DOMAIN": int(conc),
     "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
 }, priority="cmdline")
+settings.setdict(common, priority="cmdline")
 settings.setdict(extra if on else {}, priority="cmdline")
 if state == "fields":  # the middleware gives items their HTML, the stand-in the fields
     settings.set("SPIDER_MIDDLEWARES", {"scrapy_deboiler.DeboilerSpiderMiddleware": 950}, priority="cmdline")
@@ -259,6 +263,8 @@ def main() -> None:
                          "bench_crawl.py); index-only: links from the indexes only")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="a setting for the crawls with the pipeline on (repeatable)")
+    ap.add_argument("--scrapy-set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a setting for every crawl, off, on and stand-in (repeatable)")
     ap.add_argument("--server", choices=["nginx", "python"],
                     help="what serves the sites (default: nginx when installed)")
     ap.add_argument("--no-demo", action="store_true", help="skip the demo-site crawl")
@@ -268,6 +274,7 @@ def main() -> None:
     args = ap.parse_args()
 
     extra = dict(kv.split("=", 1) for kv in args.set)
+    common = dict(kv.split("=", 1) for kv in args.scrapy_set)
     sites = site_files(args.sites, args.pages, args.paragraphs)
     articles = [body for pages in sites for path, body in pages.items() if path != "/"]
     size = sum(map(len, articles)) // max(1, len(articles))
@@ -287,7 +294,8 @@ def main() -> None:
                     sigdir = os.path.join(tmp, f"sigs{r}")  # a fresh store: every site is fitted
                     proc = subprocess.run(
                         [sys.executable, "-c", CHILD, state, ",".join(urls), out, sigdir,
-                         str(args.concurrency), args.mode, args.spider, json.dumps(extra)],
+                         str(args.concurrency), args.mode, args.spider, json.dumps(extra),
+                         json.dumps(common)],
                         cwd=PROJECT, capture_output=True, text=True, timeout=900)
                     if proc.returncode:
                         sys.exit(proc.stderr[-3000:])
@@ -311,7 +319,8 @@ def main() -> None:
     rss = {m: max(x["max_rss_mib"] for x in rs) for m, rs in results.items()}
     print(f"\n{args.sites} sites x {args.pages} pages of {size / 1000:.0f} KB, "
           f"CONCURRENT_REQUESTS={args.concurrency}, {args.mode} mode, {args.spider} spider, "
-          f"{args.rounds} rounds, served by {server_kind}, on: {extra or 'defaults'}")
+          f"{args.rounds} rounds, served by {server_kind}, on: {extra or 'defaults'}"
+          + (f", every crawl: {common}" if common else ""))
     print(f"{'pipeline':<10} {'pages/s range':>16} {'best':>7} {'peak RSS MiB':>13}")
     for m in states:
         print(f"{m:<10} {min(rates[m]):>7.1f}-{max(rates[m]):<8.1f} {best[m]:>7.1f} {rss[m]:>13.0f}")
@@ -338,7 +347,7 @@ def main() -> None:
             json.dump({"results": results, "ratio_best": best["on"] / best["off"],
                        "ratio_median": median["on"] / median["off"], "page_bytes": size,
                        "stand_in_ratio_median": median["fields"] / median["off"] if args.stand_in else None,
-                       "server": server_kind, "settings": extra,
+                       "server": server_kind, "settings": extra, "every_crawl": common,
                        "demo": demo}, f, indent=2)
 
 
