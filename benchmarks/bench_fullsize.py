@@ -3,7 +3,7 @@
     python benchmarks/bench_fullsize.py [--sites 20] [--pages 60] [--paragraphs 400]
         [--concurrency 32] [--rounds 2] [--mode content] [--spider site|index-only]
         [--set DEBOILER_THREADS=1 ...] [--scrapy-set CONCURRENT_ITEMS=8 ...]
-        [--server nginx|python] [--no-demo] [--stand-in] [--json out.json]
+        [--server nginx|python] [--latency 0.25] [--no-demo] [--stand-in] [--json out.json]
 
 Serves ``--sites`` generated sites (tests/sitegen.py pages, 400 paragraphs:
 about 66 KB each; every link resolves) on 127.0.0.1, one port each, and
@@ -29,6 +29,11 @@ nginx-light``) from static files when it is installed, else (or with
 servers are other machines: on this project's 2-core machine Python's
 servers took a core's share from the crawl (about 0.5 ms of CPU a 66 KB
 page), nginx about a tenth of that.
+
+Served from 127.0.0.1, pages come back at once and the crawl's CPU is the
+limit. ``--latency`` makes the (Python) servers wait that many seconds
+before each answer, as servers across a network do: the crawl is then
+bound by ``CONCURRENT_REQUESTS`` over the latency, as real crawls mostly are.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -163,7 +169,8 @@ def site_files(n_sites: int, n_pages: int, paragraphs: int) -> list[dict[str, by
     return sites
 
 
-def serve_python(sites: list[dict[str, bytes]]) -> tuple[list[str], list[ThreadingHTTPServer]]:
+def serve_python(sites: list[dict[str, bytes]], latency: float = 0.0,
+                 ) -> tuple[list[str], list[ThreadingHTTPServer]]:
     """One threaded server per site on free 127.0.0.1 ports, in this process."""
     urls, servers = [], []
     for pages in sites:
@@ -173,6 +180,8 @@ def serve_python(sites: list[dict[str, bytes]]) -> tuple[list[str], list[Threadi
             site = pages
 
             def do_GET(self) -> None:  # noqa: N802
+                if latency:
+                    time.sleep(latency)  # a thread a request: the others go on
                 body = self.site.get(self.path)
                 if body is None:
                     self.send_error(404)
@@ -267,6 +276,8 @@ def main() -> None:
                     help="a setting for every crawl, off, on and stand-in (repeatable)")
     ap.add_argument("--server", choices=["nginx", "python"],
                     help="what serves the sites (default: nginx when installed)")
+    ap.add_argument("--latency", type=float, default=0.0,
+                    help="seconds the servers wait before each answer (implies --server python)")
     ap.add_argument("--no-demo", action="store_true", help="skip the demo-site crawl")
     ap.add_argument("--stand-in", action="store_true",
                     help="also crawl with a pipeline that only writes fields of the same sizes")
@@ -278,7 +289,9 @@ def main() -> None:
     sites = site_files(args.sites, args.pages, args.paragraphs)
     articles = [body for pages in sites for path, body in pages.items() if path != "/"]
     size = sum(map(len, articles)) // max(1, len(articles))
-    server_kind = args.server or ("nginx" if nginx_path() else "python")
+    if args.latency and args.server == "nginx":
+        ap.error("--latency needs --server python (nginx answers at once)")
+    server_kind = "python" if args.latency else args.server or ("nginx" if nginx_path() else "python")
     states = ("off", "on", "fields") if args.stand_in else ("off", "on")
     results: dict[str, list[dict]] = {m: [] for m in states}
     with tempfile.TemporaryDirectory() as tmp:
@@ -286,7 +299,7 @@ def main() -> None:
         if server_kind == "nginx":
             urls, nginx = serve_nginx(sites, os.path.join(tmp, "www"))
         else:
-            urls, servers = serve_python(sites)
+            urls, servers = serve_python(sites, args.latency)
         try:
             for r in range(args.rounds):
                 for state in states:
@@ -319,7 +332,9 @@ def main() -> None:
     rss = {m: max(x["max_rss_mib"] for x in rs) for m, rs in results.items()}
     print(f"\n{args.sites} sites x {args.pages} pages of {size / 1000:.0f} KB, "
           f"CONCURRENT_REQUESTS={args.concurrency}, {args.mode} mode, {args.spider} spider, "
-          f"{args.rounds} rounds, served by {server_kind}, on: {extra or 'defaults'}"
+          f"{args.rounds} rounds, served by {server_kind}"
+          + (f" answering after {args.latency:g} s" if args.latency else "")
+          + f", on: {extra or 'defaults'}"
           + (f", every crawl: {common}" if common else ""))
     print(f"{'pipeline':<10} {'pages/s range':>16} {'best':>7} {'peak RSS MiB':>13}")
     for m in states:
@@ -347,7 +362,7 @@ def main() -> None:
             json.dump({"results": results, "ratio_best": best["on"] / best["off"],
                        "ratio_median": median["on"] / median["off"], "page_bytes": size,
                        "stand_in_ratio_median": median["fields"] / median["off"] if args.stand_in else None,
-                       "server": server_kind, "settings": extra, "every_crawl": common,
+                       "server": server_kind, "latency": args.latency, "settings": extra, "every_crawl": common,
                        "demo": demo}, f, indent=2)
 
 
