@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 from collections import defaultdict
@@ -56,7 +57,7 @@ def main() -> int:
     report = os.path.join(os.path.dirname(os.path.abspath(args.out)), "report.html")
     cmd = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start_urls={urls}",
            "-O", os.path.abspath(args.out), "-s", f"DEBOILER_REPORT={report}"]
-    print("$", " ".join(cmd[1:]))
+    print("$ cd", shlex.quote(HERE), "&&", shlex.join(cmd))  # as it can be run again by hand
     code = subprocess.call(cmd, cwd=HERE)
     for _, server in servers:
         server.shutdown()

@@ -177,6 +177,8 @@ def clean_record(record: Any, options: BatchOptions, state: SiteState | Callable
     if state.model is not None:
         status: dict[str, Any] = {"status": "cleaned", "site": site, "model": state.source,
                                   "fit_pages": state.model.pages, "removed": result.removed}
+        if state.model.provisional:  # a crawl's file of a site it had not finished (as its items say)
+            status["provisional"] = True
     else:
         status = {"status": "single_page" if options.mode == "content" else "unchanged",
                   "site": site, "reason": state.reason}
@@ -576,6 +578,10 @@ def clean_file(src: str | os.PathLike, dst: str | os.PathLike, options: BatchOpt
                 out.write(line + b"\n")
                 totals["records"] += 1
                 totals[status] += 1
+                if status == "error" and totals["error"] == 1:  # the first says what; the count, how many
+                    reason = (loads(line).get("deboiler") or {}).get("reason")
+                    logger.warning("record %d: %s (each record's reason is in its \"deboiler\" field)",
+                                   totals["records"], reason)
     finally:
         run.close()
     for kind, n in run.archive.items():

@@ -21,6 +21,7 @@ from ._model import FIT_MIN_PAGES, FitParams
 from ._show import annotate_page
 from ._store import SignatureFileError, SignatureStore, load_model, model_from_json
 from ._urls import site_of_url
+from ._warc import is_archive
 
 __all__ = ["entry", "main"]
 
@@ -311,6 +312,10 @@ def main(argv: list[str] | None = None) -> int:
     # The command (not the library) decides how its own messages look.
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s", stream=sys.stderr)
     log = logging.getLogger("scrapy_deboiler")
+    folder = getattr(args, "signatures", None)
+    if folder and os.path.exists(folder) and not os.path.isdir(folder):
+        print(f"scrapy-deboiler: error: --signatures {folder}: is a file, not a folder", file=sys.stderr)
+        return 2
     try:
         if args.command == "inspect":
             return _inspect(args.file, args.json)
@@ -345,6 +350,13 @@ def main(argv: list[str] | None = None) -> int:
             log.info("archive: %d records, %d HTML responses; left out: %d not responses, %d with a "
                      "non-2xx status, %d not HTML", left_out.get("records", 0), left_out.get("html", 0),
                      left_out.get("not_response", 0), left_out.get("status", 0), left_out.get("not_html", 0))
+        if totals["records"] and totals["error"] == totals["records"]:
+            # Every record written, none cleaned: a script must not take that for success.
+            hint = "" if is_archive(args.input) else (
+                f" (fields {args.url_field!r} and {args.html_field!r}: --url-field and --html-field name others)")
+            print(f"scrapy-deboiler: error: none of the {totals['records']} records could be cleaned{hint}",
+                  file=sys.stderr)
+            return 1
         return 0
     except (OSError, SignatureFileError, ValueError, ContentModelError, DamagedInput) as e:
         print(f"scrapy-deboiler: error: {e}", file=sys.stderr)

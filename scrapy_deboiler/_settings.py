@@ -300,12 +300,21 @@ def enabled(settings: Any) -> bool:
 def read_settings(settings: Any, *, where: Callable[[str], str] = os.path.abspath,
                   check_paths: bool = True) -> DeboilerSettings:
     """Check and convert every DEBOILER_* setting of Scrapy ``settings``;
-    raise DeboilerSettingsError naming the first bad one. Unknown
-    DEBOILER_* names (typos) are logged as warnings. ``where`` places
+    raise DeboilerSettingsError naming the first bad one, after one ERROR
+    line saying the same (Scrapy reports an error raised while components
+    start under an asyncio traceback, where the message comes last).
+    Unknown DEBOILER_* names (typos) are logged as warnings. ``where`` places
     DEBOILER_SIGNATURES_DIR (Scrapy's ``data_path``), which is created;
     ``check_paths=False`` leaves the file system and the warnings to the
     pipeline (the spider middleware reads the same settings)."""
+    try:
+        return _read_settings(settings, where, check_paths)
+    except DeboilerSettingsError as e:
+        logger.error("scrapy-deboiler: %s; the crawl stops before it starts", e)
+        raise
 
+
+def _read_settings(settings: Any, where: Callable[[str], str], check_paths: bool) -> DeboilerSettings:
     def raw(name: str) -> Any:
         return settings.get(name, DEFAULTS[name])
 

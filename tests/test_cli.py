@@ -180,6 +180,36 @@ def test_bad_arguments_fail_cleanly(tmp_path):
     assert proc.returncode == 2 and "missing.jsonl" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_records_that_are_not_pages_fail_the_run_when_none_is_cleaned(tmp_path):
+    run = [sys.executable, "-m", "scrapy_deboiler", "clean"]
+    # Other field names: every record comes out, flagged, and the run fails saying why.
+    write(tmp_path / "in.jsonl", [{"link": r["url"], "body": r["html"]} for r in records()[:3]])
+    proc = subprocess.run([*run, tmp_path / "in.jsonl", tmp_path / "o.jsonl"], capture_output=True, text=True,
+                          cwd=NEUTRAL)
+    assert proc.returncode == 1, proc.stderr
+    assert "none of the 3 records could be cleaned" in proc.stderr and "--html-field" in proc.stderr
+    assert "record 1: no 'html' string in record" in proc.stderr
+    assert [o["deboiler"]["status"] for o in read(tmp_path / "o.jsonl")] == ["error"] * 3
+    # Naming the fields makes the same file a success.
+    cli("clean", tmp_path / "in.jsonl", tmp_path / "o.jsonl", "--url-field", "link", "--html-field", "body")
+    assert {o["deboiler"]["status"] for o in read(tmp_path / "o.jsonl")} == {"cleaned"}
+    # Some records in error among cleaned ones: flagged, and the run succeeds.
+    write(tmp_path / "mixed.jsonl", [*records()[:3], {"link": "x"}])
+    proc = subprocess.run([*run, tmp_path / "mixed.jsonl", tmp_path / "o.jsonl"], capture_output=True, text=True,
+                          cwd=NEUTRAL)
+    assert proc.returncode == 0 and "record 4: no 'html' string in record" in proc.stderr, proc.stderr
+
+
+def test_a_signatures_path_that_is_a_file_is_named(tmp_path):
+    write(tmp_path / "in.jsonl", records()[:3])
+    (tmp_path / "afile").write_text("x")
+    for args in (["clean", tmp_path / "in.jsonl", tmp_path / "o.jsonl"], ["fit", tmp_path / "in.jsonl"]):
+        proc = subprocess.run([sys.executable, "-m", "scrapy_deboiler", *args, "--signatures", tmp_path / "afile"],
+                              capture_output=True, text=True, cwd=NEUTRAL)
+        assert proc.returncode == 2 and "afile: is a file, not a folder" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
 def test_content_mode_leaves_comments_out_and_can_keep_them(tmp_path):
     sys.path.insert(0, os.path.join(ROOT, "example_project"))
     from lxml import html as lxml_html

@@ -3,6 +3,7 @@ settings mistakes, non-HTML responses, wrong encodings, cleaning threads."""
 
 import json
 import logging
+import shutil
 import threading
 
 import pytest
@@ -14,6 +15,7 @@ from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Site
 
 from crawling import crawl, serve_site, stat
+from sitegen import site_pages
 from scrapy_deboiler import _pipeline as pipeline_module
 from scrapy_deboiler._cli import main as cli_main
 from scrapy_deboiler._settings import DeboilerSettingsError
@@ -69,6 +71,15 @@ async def test_an_early_stop_leaves_a_provisional_model_that_keeps_learning(tmp_
         assert cli_main(["inspect", str(path)]) == 0
         out = capsys.readouterr().out
         assert "yes: fitted on 3 pages so far" in out and out.count("provisional") == 1
+        # The command line says so too of a page it cleans with that file.
+        by_path = {u.split("alpha", 1)[1]: h for u, h, _ in site_pages("alpha", 12)}
+        url = items[0]["url"]
+        (tmp_path / "pages.jsonl").write_text(json.dumps({"url": url, "html": by_path["/" + url.split("/", 3)[3]]}))
+        shutil.copytree(tmp_path / "signatures", tmp_path / "sigs-copy")
+        assert cli_main(["clean", str(tmp_path / "pages.jsonl"), str(tmp_path / "cli.jsonl"), "--mode",
+                         "boilerplate", "--signatures", str(tmp_path / "sigs-copy")]) == 0
+        (rec,) = [json.loads(line) for line in (tmp_path / "cli.jsonl").read_text().splitlines()]
+        assert rec["deboiler"]["model"] == "file" and rec["deboiler"]["provisional"] is True
 
         # 2. The next crawl (DEBOILER_LEARN off) cleans with it at once, and
         # learns from the pages it has not seen until it has six.
@@ -286,7 +297,7 @@ BAD_SETTINGS = [
 
 @pytest.mark.parametrize("name, value, message", BAD_SETTINGS, ids=[f"{n}={v}" for n, v, _ in BAD_SETTINGS])
 @pytest_twisted.ensureDeferred
-async def test_a_bad_setting_stops_the_crawl_at_once_naming_it(tmp_path, name, value, message):
+async def test_a_bad_setting_stops_the_crawl_at_once_naming_it(tmp_path, name, value, message, caplog):
     (tmp_path / "file").write_text("not a folder")
     value = {"FILE": str(tmp_path / "file"), "DIR": str(tmp_path)}.get(value, value)
     if isinstance(value, str) and value.startswith("DIR/"):
@@ -299,6 +310,9 @@ async def test_a_bad_setting_stops_the_crawl_at_once_naming_it(tmp_path, name, v
     finally:
         close(pa)
     assert message in str(err.value) and err.value.name == name
+    # One line says it first (Scrapy's traceback of the failed start follows it).
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR" and r.name.startswith("scrapy_deboiler")]
+    assert len(errors) == 1 and message in errors[0] and "the crawl stops before it starts" in errors[0], errors
     assert not served and not (tmp_path / "items.jsonl").exists()  # nothing was crawled
 
 
