@@ -1199,7 +1199,7 @@ class DeboilerPipeline:
             self._site_log("deboiler: %s: the cluster's model (%d pooled pages, %d boilerplate signatures%s) "
                            "in %.2fs", site.name or "?", model.pages, len(model.boilerplate),
                            ", provisional" if model.provisional else "", time.perf_counter() - started)
-            self._adopt(site, model, reason)
+            self._adopt(site, model, reason, logged=True)
 
         def failed(f: Any) -> None:
             site.hold.busy = False
@@ -1212,11 +1212,16 @@ class DeboilerPipeline:
         d.addCallbacks(done, failed)
         d.addErrback(self._pipeline_error)
 
-    def _adopt(self, site: _Site, model: SiteModel, reason: str) -> None:
+    def _adopt(self, site: _Site, model: SiteModel, reason: str, logged: bool = False) -> None:
         """The site's model came from Redis: use it, save it in the file
-        store too (what a worker without Redis reads), release held items."""
+        store too (what a worker without Redis reads), release held items.
+        ``logged``: the caller said so already (it fitted the pool)."""
         if model.provisional and len(model.page_keys) >= self.min_pages:
             model.provisional = False
+        if not logged:  # another worker's: one line, as a model from a file gets
+            self._site_log("deboiler: %s uses the cluster's model from Redis (%d pages, %d boilerplate "
+                           "signatures%s)", site.name or "?", model.pages, len(model.boilerplate),
+                           ", provisional" if model.provisional else "")
         site.model, site.source = model, "redis"
         site.hold.pooled = model.provisional and self.redis_up
         self._inc("redis/models_provisional" if model.provisional else "redis/models")

@@ -53,6 +53,8 @@ def test_the_demo_crawls_the_demo_website_with_the_pipeline_on(tmp_path):
     items = [json.loads(line) for line in out.read_text().splitlines()]
     assert len({i["deboiler"]["site"] for i in items}) == 3
     assert len(items) > 100 and {i["deboiler"]["status"] for i in items} == {"cleaned"}
+    # One item a page: start pages linked back to (the logo) are not crawled twice.
+    assert len({i["url"] for i in items}) == len(items)
     assert all(i["clean_text"] for i in items)
     assert (out.parent / "report.html").stat().st_size > 0
     assert list((project / ".scrapy" / "deboiler").glob("*.json"))  # signature files to reuse

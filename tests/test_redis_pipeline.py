@@ -80,15 +80,19 @@ async def test_two_crawlers_each_seeing_half_a_site_share_one_model(tmp_path, re
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_later_crawl_loads_the_model_from_redis_first(tmp_path, redis_server):
+async def test_a_later_crawl_loads_the_model_from_redis_first(tmp_path, redis_server, caplog):
     a, pa = serve_site(8, "alpha")
     settings = redis_settings(redis_server.url, DEBOILER_MIN_PAGES=5)
+    caplog.set_level(logging.INFO, logger="scrapy_deboiler")
     try:
         (tmp_path / "1").mkdir()
         crawler, items = await crawl(tmp_path / "1", [a], **settings)
         assert {i["deboiler"]["model"] for i in items} == {"redis"}
+        assert not [r for r in caplog.records if "uses the cluster's model" in r.getMessage()]  # it fitted it
         (tmp_path / "2").mkdir()
         crawler, items = await crawl(tmp_path / "2", [a], **settings)  # no signature files there
+        # One line says where the model came from, as for a signature file.
+        assert len([r for r in caplog.records if "uses the cluster's model from Redis (5 pages" in r.getMessage()]) == 1
     finally:
         close(pa)
     check_all_items_reached_the_feed(crawler, items)

@@ -29,6 +29,13 @@ class SiteSpider(scrapy.Spider):
         self.max_pages = int(max_pages)
         self.pages = 0
 
+    async def start(self):
+        # Through the dupefilter, unlike Scrapy's own start requests: a link
+        # back to a start page (a logo's) does not crawl it again, and a
+        # crawl resumed from its JOBDIR does not fetch the start pages anew.
+        for url in self.start_urls:
+            yield scrapy.Request(url)
+
     def parse(self, response):
         if not isinstance(response, scrapy.http.HtmlResponse):
             return
