@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import Any
@@ -807,33 +808,67 @@ class DeboilerPipeline:
             status["raw_html"] = "kept"
 
     def _write(self, item: Any, fields: dict[str, Any], keep_raw: bool = False) -> bool:
+        """Write the clean fields the item's class can hold. An item that
+        cannot hold the text passes on unchanged (what was written is taken
+        back); one that lacks only other fields (a class declaring all but
+        ``clean_markdown``) gets the rest. Either way one WARNING a class."""
         adapter = ItemAdapter(item)
-        try:
-            for key, value in fields.items():
+        written: list[tuple[str, bool, Any]] = []
+        missing: list[str] = []
+        error: Exception | None = None
+        for key, value in fields.items():
+            try:
+                had = key in adapter
+                old = adapter[key] if had else None
                 adapter[key] = value
-        except (KeyError, TypeError, AttributeError) as e:
-            if type(item) not in self._unwritable:
-                self._unwritable.add(type(item))
-                logger.warning(
-                    "deboiler: cannot add %s to %s items (%s): declare these fields, or rename "
-                    "them with DEBOILER_TEXT_FIELD, DEBOILER_CLEAN_HTML_FIELD and "
-                    "DEBOILER_STATUS_FIELD; such items pass through unchanged",
-                    ", ".join(fields), type(item).__name__, e)
-            self._inc("items_unwritable")
-            return False
-        if not self.keep_html and not keep_raw:
-            self._drop_html(adapter)
-        return True
+                written.append((key, had, old))
+            except (KeyError, TypeError, AttributeError) as e:
+                missing.append(key)
+                error = error or e
+        if not missing:
+            if not self.keep_html and not keep_raw:
+                self._drop_html(adapter)
+            return True
+        whole = self.text_field in missing
+        if type(item) not in self._unwritable:
+            self._unwritable.add(type(item))
+            logger.warning(
+                "deboiler: cannot add %s to %s items (%s): declare %s, or rename the fields with "
+                "DEBOILER_TEXT_FIELD, DEBOILER_CLEAN_HTML_FIELD, DEBOILER_STATUS_FIELD ...; %s",
+                ", ".join(missing), type(item).__name__, error, "them" if len(missing) > 1 else "it",
+                "such items pass through unchanged" if whole else "the other fields are written")
+        if not whole:
+            self._inc("items_partly_written")
+            if not self.keep_html and not keep_raw:
+                self._drop_html(adapter)
+            return True
+        for key, had, old in reversed(written):  # nothing half-written
+            try:
+                if had:
+                    adapter[key] = old
+                else:
+                    del adapter[key]
+            except (KeyError, TypeError, AttributeError, NotImplementedError):
+                pass
+        self._inc("items_unwritable")
+        return False
 
     def _drop_html(self, adapter: ItemAdapter) -> None:
-        if self.html_field in adapter:
+        """The HTML field goes from mappings (dicts, scrapy.Item); objects
+        (dataclasses, attrs, pydantic) keep the attribute as None, since
+        their generated methods (repr, asdict, eq) expect every field."""
+        if self.html_field not in adapter:
+            return
+        if isinstance(adapter.item, MutableMapping):
             try:
                 del adapter[self.html_field]
+                return
             except (KeyError, TypeError, AttributeError, NotImplementedError):
-                try:
-                    adapter[self.html_field] = None
-                except Exception:
-                    pass
+                pass
+        try:
+            adapter[self.html_field] = None
+        except Exception:
+            pass
 
     def _unchanged(self, item: Any, state: str, reason: str, **extra: Any) -> Any:
         """Pass ``item`` on without clean fields; ``state`` is error,
@@ -1380,10 +1415,12 @@ class DeboilerPipeline:
                         site.pages, what, 100 * (1 - site.bytes_out / max(1, site.bytes_in)))
         get = self.stats.get_value
         logger.info("deboiler: %d sites, %d items: %d cleaned, %d single pages, %d unchanged, "
-                    "%d skipped, %d errors", get("deboiler/sites", 0), get("deboiler/items_seen", 0),
+                    "%d skipped, %d errors%s", get("deboiler/sites", 0), get("deboiler/items_seen", 0),
                     get("deboiler/items_cleaned", 0), get("deboiler/items_single_page", 0),
                     get("deboiler/items_unchanged", 0), get("deboiler/items_skipped", 0),
-                    get("deboiler/items_error", 0))
+                    get("deboiler/items_error", 0),
+                    f", {get('deboiler/items_unwritable')} that cannot hold the clean fields (passed on "
+                    "unchanged)" if get("deboiler/items_unwritable") else "")
 
     # -- report ----------------------------------------------------------
 

@@ -3,9 +3,11 @@
 import dataclasses
 import logging
 
+import attr
 import pytest
 import pytest_twisted
 import scrapy
+from scrapy import signals
 
 from crawling import crawl, serve_site, stat
 from sitegen import site_pages
@@ -35,6 +37,34 @@ class DataItem:
     clean_text: str | None = None
     clean_html: str | None = None
     deboiler: dict | None = None
+
+
+@attr.s(auto_attribs=True)
+class AttrsItem:
+    url: str
+    n: int
+    html: str | None = None
+    clean_text: str | None = None
+    clean_html: str | None = None
+    deboiler: dict | None = None
+
+
+class NoHtmlFieldOutItem(scrapy.Item):
+    """Declares the text and the status but not ``clean_html``."""
+    url = scrapy.Field()
+    n = scrapy.Field()
+    html = scrapy.Field()
+    clean_text = scrapy.Field()
+    deboiler = scrapy.Field()
+
+
+class NoTextItem(scrapy.Item):
+    """Declares the status and ``clean_html`` but not the text."""
+    url = scrapy.Field()
+    n = scrapy.Field()
+    html = scrapy.Field()
+    clean_html = scrapy.Field()
+    deboiler = scrapy.Field()
 
 
 def boom(*args, **kwargs):
@@ -73,6 +103,61 @@ async def test_items_that_cannot_take_the_fields_pass_unchanged_with_one_warning
     warnings = [r for r in caplog.records if "cannot add" in r.getMessage()]
     assert len(warnings) == 1 and "BareItem" in warnings[0].getMessage()
     assert stat(crawler, "deboiler/items_unwritable") == 7
+
+
+@pytest_twisted.ensureDeferred
+async def test_attrs_items_stay_whole_objects_after_the_pipeline(tmp_path):
+    """Deleting an attribute of an attrs instance breaks its repr, asdict
+    and eq: the HTML field is set to None instead, as for dataclasses."""
+    seen = []
+
+    def scraped(item, **kw):  # what later pipelines and Scrapy's log get
+        try:
+            seen.append((repr(item), attr.asdict(item)))
+        except Exception as e:
+            seen.append(e)
+
+    a, pa = serve_site(7, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], spider_kwargs={"item_type": AttrsItem},
+                                     on_signal=(scraped, signals.item_scraped), **NO_PIPELINE_SETTINGS)
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(seen) == 7 and not [x for x in seen if isinstance(x, Exception)], seen[:1]
+    assert all(d["html"] is None and d["deboiler"]["status"] == "cleaned" and d["clean_text"] for _, d in seen)
+
+
+@pytest_twisted.ensureDeferred
+async def test_items_lacking_some_clean_fields_get_the_others_and_one_warning(tmp_path, caplog):
+    a, pa = serve_site(7, "alpha")
+    caplog.set_level(logging.WARNING)
+    try:
+        crawler, items = await crawl(tmp_path, [a], spider_kwargs={"item_type": NoHtmlFieldOutItem})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert all(i["clean_text"] and i["deboiler"]["status"] == "cleaned" and "clean_html" not in i
+               and "html" not in i for i in items)
+    warnings = [r.getMessage() for r in caplog.records if "cannot add" in r.getMessage()]
+    assert len(warnings) == 1 and "cannot add clean_html to NoHtmlFieldOutItem" in warnings[0]
+    assert "the other fields are written" in warnings[0]
+    assert stat(crawler, "deboiler/items_cleaned") == 7 and stat(crawler, "deboiler/items_partly_written") == 7
+
+
+@pytest_twisted.ensureDeferred
+async def test_items_that_cannot_hold_the_text_are_left_exactly_unchanged(tmp_path, caplog):
+    a, pa = serve_site(7, "alpha")
+    caplog.set_level(logging.INFO)
+    try:
+        crawler, items = await crawl(tmp_path, [a], spider_kwargs={"item_type": NoTextItem})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    # clean_html and the status could be written, and were taken back: nothing half-written.
+    assert all(i["html"] and set(i) == {"url", "n", "html"} for i in items), items[0].keys()
+    assert stat(crawler, "deboiler/items_unwritable") == 7 and stat(crawler, "deboiler/items_cleaned") == 0
+    assert any("7 that cannot hold the clean fields" in r.getMessage() for r in caplog.records)
 
 
 @pytest_twisted.ensureDeferred
