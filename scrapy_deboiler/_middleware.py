@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,6 +26,35 @@ logger = logging.getLogger(__name__)
 #: Hosts remembered for logging a wrong declared encoding once each; beyond
 #: them (a broad crawl) the log lines are DEBUG and the stat counts.
 _MAX_FALLBACK_HOSTS = 10_000
+
+
+#: The HTML the middleware gave items lately, by object, with the URL of the
+#: response it came from: a listing's items carry their detail links as
+#: ``url``, and the pipeline still counts, cleans and places their page as the
+#: one page it is (``response_url``). Bounded: a page's items reach the
+#: pipeline right after the callback yields them.
+_RECENT: OrderedDict[int, tuple[str, str]] = OrderedDict()
+_RECENT_MAX = 32
+_RECENT_MAX_CHARS = 8_000_000
+_recent_chars = 0
+
+
+def response_url(html: object) -> str | None:
+    """The URL of the response whose HTML ``html`` is (the very object the
+    middleware gave its items), or None."""
+    hit = _RECENT.get(id(html))
+    return hit[1] if hit is not None and hit[0] is html else None
+
+
+def _remember_page(text: str, url: str) -> None:
+    global _recent_chars
+    old = _RECENT.pop(id(text), None)
+    if old is not None:
+        _recent_chars -= len(old[0])
+    _RECENT[id(text)] = (text, url)  # the reference keeps id() unique
+    _recent_chars += len(text)
+    while len(_RECENT) > 1 and (len(_RECENT) > _RECENT_MAX or _recent_chars > _RECENT_MAX_CHARS):
+        _recent_chars -= len(_RECENT.popitem(last=False)[1][0])
 
 
 def _forget_tree(response: Response | None) -> None:
@@ -84,6 +114,7 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
                        "; the host's other pages so decoded are counted in "
                        "deboiler/middleware/encoding_fallback" if level == logging.INFO else "")
         self._decoded = (response, text, notes)
+        _remember_page(text, response.url)
         return text, notes
 
     # Held items keep their response alive (Scrapy's scraper slot refers to

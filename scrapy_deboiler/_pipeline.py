@@ -31,6 +31,7 @@ from ._executor import ProcessCleaner, WorkersGone
 from ._engine import crawl_state, flush_feeds, scraper_busy
 from ._holding import Hold, HoldingPolicy
 from ._limits import Limits, Skip, check_page
+from ._middleware import response_url
 from ._model import FIT_MIN_PAGES, FitParams, SiteModel
 from ._report import SiteReport, write_report
 from ._settings import DEFAULTS, enabled, read_settings
@@ -266,7 +267,7 @@ class DeboilerPipeline:
         self._inflight: dict[str, list[Deferred]] = {}
         self._results: OrderedDict[str, tuple[CleanResult, SiteModel | None]] = OrderedDict()
         self._results_chars = 0
-        self._digests: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
+        self._digests: OrderedDict[int, tuple[Any, bytes, str]] = OrderedDict()
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
@@ -402,6 +403,11 @@ class DeboilerPipeline:
         skip = check_page(html, self.limits)
         if skip is not None:
             return self._skipped(item, url, skip)
+        # The page's identity and URL: the response's, for all the items of
+        # one response, even when each carries its own URL (a listing's items
+        # with their detail links): a page counts once, is cleaned once and
+        # is placed among its site's pages by where it was fetched.
+        key, url = self._page_key(url, html)
         name = site_of_url(url)
         site = self.sites.get(name)
         if site is None:
@@ -412,7 +418,6 @@ class DeboilerPipeline:
         # The middleware's notes on decoding the response (a wrong declared encoding).
         notes = [n for n in prior.get("notes", ()) if isinstance(n, str)] if (
             isinstance(prior, dict) and prior.get("status") == "decoded") else []
-        key = self._page_key(url, html)
         self._inc("bytes_in", len(html))
         site.bytes_in += len(html)
         rep = site.report
@@ -452,14 +457,17 @@ class DeboilerPipeline:
         self.stats.max_value("deboiler/max_held_bytes", self.held_bytes)
         return await maybe_deferred_to_future(waiter)
 
-    def _page_key(self, url: str, html: str | bytes) -> str:
-        """A page's identity: its URL (without fragment) and a digest of its
-        content. The items of one response share one HTML object, so its
-        digest is computed once (a few recent objects are remembered)."""
+    def _page_key(self, url: str, html: str | bytes) -> tuple[str, str]:
+        """A page's identity (its URL without fragment and a digest of its
+        content) and its URL. The items of one response share one HTML
+        object: its digest is computed once, and they all take the URL the
+        middleware fetched it from, else the first of them's (a few recent
+        objects are remembered)."""
         hit = self._digests.get(id(html))
         if hit is not None and hit[0] is html:
-            digest = hit[1]
+            digest, url = hit[1], hit[2]
         else:
+            url = response_url(html) or url
             data = memoryview(html if isinstance(html, bytes) else html.encode("utf-8", "surrogatepass"))
             h = blake2b(digest_size=16)
             # In pieces hashlib hashes without releasing the GIL: on the
@@ -468,11 +476,11 @@ class DeboilerPipeline:
             for i in range(0, len(data), _HASH_PIECE):
                 h.update(data[i:i + _HASH_PIECE])
             digest = h.digest()
-            self._digests[id(html)] = (html, digest)  # the reference keeps id() unique
+            self._digests[id(html)] = (html, digest, url)  # the reference keeps id() unique
             if len(self._digests) > 16:
                 self._digests.popitem(last=False)
         base = url.split("#", 1)[0].encode("utf-8", "surrogatepass")
-        return blake2b(base + b"\0" + digest, digest_size=8).hexdigest()
+        return blake2b(base + b"\0" + digest, digest_size=8).hexdigest(), url
 
     def _no_html(self) -> None:
         """One WARNING a crawl, with the likely cause, when items come without HTML."""
@@ -1411,7 +1419,7 @@ class DeboilerPipeline:
             model = site.model
             what = "no model" if model is None else f"model {site.source}" + (
                 f", provisional ({len(model.page_keys)} pages)" if model.provisional else "")
-            logger.info("deboiler: %s: %d pages, %s, %.0f%% of HTML removed", site.name or "?",
+            logger.info("deboiler: %s: %d items, %s, %.0f%% of HTML removed", site.name or "?",
                         site.pages, what, 100 * (1 - site.bytes_out / max(1, site.bytes_in)))
         get = self.stats.get_value
         logger.info("deboiler: %d sites, %d items: %d cleaned, %d single pages, %d unchanged, "

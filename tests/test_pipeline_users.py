@@ -54,6 +54,27 @@ async def test_many_items_per_page_count_as_one_page_and_share_one_clean(tmp_pat
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_catalogues_items_with_their_own_urls_count_as_their_page(tmp_path):
+    """Five items a page, each with its own detail URL (the usual catalogue
+    spider): still one page each, counted, cleaned and fitted as such."""
+    a, pa = serve_site(12, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=5, DEBOILER_MODE="boilerplate",
+                                     spider_kwargs={"items_per_page": 5, "detail_urls": True})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 60 and len({i["url"] for i in items}) == 60  # the items keep their own URLs
+    assert {i["deboiler"]["status"] for i in items} == {"cleaned"}
+    assert {i["deboiler"]["fit_pages"] for i in items} == {5}
+    assert all("Privacy policy" not in i["clean_text"] for i in items)
+    assert stat(crawler, "deboiler/pages_cleaned") == 12
+    assert stat(crawler, "deboiler/items_shared_clean") == 60 - 12
+    (doc,) = signature_files(tmp_path).values()
+    assert doc["pages"] == 5
+
+
+@pytest_twisted.ensureDeferred
 async def test_an_early_stop_leaves_a_provisional_model_that_keeps_learning(tmp_path, capsys):
     a, pa = serve_site(12, "alpha")
     try:
