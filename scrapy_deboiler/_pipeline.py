@@ -568,6 +568,7 @@ class DeboilerPipeline:
         rep = site.report
         if rep is not None and site.model is not None:
             rep.model_source, rep.model_pages = site.source, site.model.pages
+            rep.model_provisional = site.model.provisional
             rep.signatures, rep.boilerplate_signatures = len(site.model.support), len(site.model.boilerplate)
 
     def _load(self, site: _Site) -> None:

@@ -50,6 +50,8 @@ class SiteReport:
     bytes_out: int = 0
     model_source: str | None = None
     model_pages: int = 0
+    #: Fitted on fewer than DEBOILER_MIN_PAGES pages: still learning.
+    model_provisional: bool = False
     signatures: int = 0
     boilerplate_signatures: int = 0
     #: Pages by share of HTML removed, in BINS bars (all a page's share is used for).
@@ -155,7 +157,8 @@ def render_report(sites: list[SiteReport], *, title: str = "scrapy-deboiler craw
                          f"in full; the other {len(sites) - DETAILED_SITES} have a row each.</p>")
     for i, s in enumerate(sites):
         share = 1 - s.bytes_out / s.bytes_in if s.bytes_in else 0.0
-        model = (f"{s.model_source}, {s.model_pages} pages" if s.model_source else "none")
+        model = (f"{s.model_source}, {s.model_pages} pages" + (", provisional" if s.model_provisional else "")
+                 if s.model_source else "none")
         detailed = i < DETAILED_SITES
         name = escape(s.name or "?")
         parts.append(

@@ -200,6 +200,17 @@ def test_a_block_repeated_on_a_page_counts_once_for_it():
     assert "3 pages" in render_report([rep]) and "9 pages" not in render_report([rep])
 
 
+def test_the_report_says_which_models_are_provisional():
+    from scrapy_deboiler._report import SiteReport, render_report
+
+    done, young = SiteReport("a.example"), SiteReport("b.example")
+    for rep, pages, provisional in ((done, 20, False), (young, 2, True)):
+        rep.add_page("cleaned", 1000, 400, [])
+        rep.model_source, rep.model_pages, rep.model_provisional = "fitted", pages, provisional
+    html = render_report([done, young])
+    assert "fitted, 20 pages<" in html and "fitted, 2 pages, provisional<" in html
+
+
 def test_a_broad_crawls_report_stays_small(monkeypatch):
     """Thousands of sites: forgotten sites keep only the blocks the report
     lists, and only the largest sites are drawn and described in full."""
