@@ -96,6 +96,7 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
         """The response's HTML and decoding notes, worked out once for all
         the items of a response."""
         if self._decoded is not None and self._decoded[0] is response:
+            _remember_page(self._decoded[1], response.url)  # still recent while its items come
             return self._decoded[1], self._decoded[2]
         text, notes = response.text, []
         if lossy_decoding(response.body, text) and binary_kind(response.body) is None:
