@@ -28,10 +28,12 @@ __all__ = ["MODES", "Page", "CleanResult", "clean_page", "fit_and_clean"]
 class Page:
     """A page parsed once and signed once, ready to fit on and then clean.
 
-    Cleaning changes the tree, so a page is cleaned once.
+    It can be cleaned again (with another model or mode): it is signed
+    again then. Only where boilerplate mode had to cut subtrees out of the
+    tree itself (without the compiled walks) does a second clean raise.
     """
 
-    __slots__ = ("url", "root", "encoding", "notes", "scheme", "signed", "skipped", "_sigs")
+    __slots__ = ("url", "root", "encoding", "notes", "scheme", "signed", "skipped", "_sigs", "_cleaned")
 
     def __init__(
         self,
@@ -47,6 +49,9 @@ class Page:
         #: Why the page was not parsed (too large, not HTML), or None.
         #: ``limits=None``: the caller has checked the page already.
         self.skipped: Skip | None = check_page(html, limits) if limits is not None else None
+        #: "cleaned": its signatures were freed (signed again if cleaned
+        #: again); "cut": boilerplate was cut out of the tree itself.
+        self._cleaned: str | None = None
         if self.skipped is not None:
             self.root, self.encoding, self.notes = empty_root(), "", []
             self.signed = SignedTree()
@@ -181,6 +186,11 @@ def clean_page(
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     if page.skipped is not None:
         return CleanResult("", "", 0, list(page.notes), skipped=page.skipped)
+    if page._cleaned == "cut":
+        raise ValueError("this Page lost its boilerplate subtrees when it was cleaned: make a new Page "
+                         "of the HTML to clean it again")
+    if page._cleaned == "cleaned":  # its signatures were freed after the first clean
+        page.signed = sign_tree(page.root, page.scheme)
     content = mode == "content"
     addresses: list[int] | None = None
     if not content and model is not None and _speedups is not None:
@@ -198,6 +208,7 @@ def clean_page(
         blocks = [(signed.signatures[i], " ".join(tree_text(signed.element(i)).split())[:100])
                   for i in outermost_dropped(signed, model.boilerplate, content)]
     page.signed = SignedTree()
+    page._cleaned = "cleaned"
     if mode == "content":
         # The block walk skips boilerplate subtrees itself: no tree surgery.
         kept: list | None = [] if markdown else None
@@ -224,6 +235,8 @@ def clean_page(
     if written is None:
         for el in dropped:
             _drop(el)
+        if dropped:
+            page._cleaned = "cut"
         written = render()
     text, html, md = written
     return CleanResult(text, html, removed, list(page.notes), removed_blocks=blocks, markdown=md)

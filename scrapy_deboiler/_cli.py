@@ -26,25 +26,49 @@ from ._warc import is_archive
 __all__ = ["entry", "main"]
 
 
+def _at_least(low: int):
+    """An argparse type: an integer of at least ``low`` (quietly raising a
+    0 or a negative to the least that works hid the mistake)."""
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is under {low}")
+        return value
+    return convert
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{value} is not between 0 and 1")
+    return value
+
+
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--url-field", default="url", help="field holding the page URL (default: url)")
     p.add_argument("--html-field", default="html", help="field holding the page HTML (default: html)")
     p.add_argument("--domain-field", help="group pages by this field instead of the URL's host")
-    p.add_argument("--min-pages", type=int, default=FIT_MIN_PAGES,
+    p.add_argument("--min-pages", type=_at_least(FIT_MIN_PAGES), default=FIT_MIN_PAGES,
                    help="fit sites with at least this many pages (default: %(default)s)")
-    p.add_argument("--max-fit-pages", type=int, default=1000, help="pages per site used for fitting (default: 1000)")
-    p.add_argument("--jobs", "-j", type=int, default=1, help="worker processes (default: 1)")
-    p.add_argument("--min-support", type=int, default=FitParams.min_support, help="neighbour pairs that must share a subtree (default: %(default)s)")
+    p.add_argument("--max-fit-pages", type=_at_least(2), default=1000, help="pages per site used for fitting (default: 1000)")
+    p.add_argument("--jobs", "-j", type=_at_least(1), default=1, help="worker processes (default: 1)")
+    p.add_argument("--min-support", type=_at_least(1), default=FitParams.min_support, help="neighbour pairs that must share a subtree (default: %(default)s)")
     p.add_argument("--mode", choices=("boilerplate", "content"), default="content",
                    help="boilerplate: remove what the site's pages share; content: keep only "
                         "the main content (default: %(default)s)")
     p.add_argument("--comments-field", help="content mode: keep the comments it leaves out in this field")
-    p.add_argument("--max-page-bytes", type=int, default=DEFAULT_LIMITS.max_bytes,
+    p.add_argument("--max-page-bytes", type=_at_least(1), default=DEFAULT_LIMITS.max_bytes,
                    help="skip longer pages (default: %(default)s)")
-    p.add_argument("--max-page-elements", type=int, default=DEFAULT_LIMITS.max_elements,
+    p.add_argument("--max-page-elements", type=_at_least(1), default=DEFAULT_LIMITS.max_elements,
                    help="skip pages with more start tags (default: %(default)s)")
-    p.add_argument("--iou-guard", type=float, default=FitParams.iou_guard, help="skip neighbour pairs more alike than this (default: %(default)s)")
-    p.add_argument("--max-memory", type=int, default=1024, metavar="MIB",
+    p.add_argument("--iou-guard", type=_share, default=FitParams.iou_guard, help="skip neighbour pairs more alike than this (default: %(default)s)")
+    p.add_argument("--max-memory", type=_at_least(1), default=1024, metavar="MIB",
                    help="memory the run may keep between its passes: parsed pages (parsed once while "
                         "they fit), model caches (default: %(default)s)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
@@ -115,6 +139,9 @@ def _redis(args: argparse.Namespace) -> int:
 
 
 def _options(args: argparse.Namespace) -> BatchOptions:
+    written = {"clean_text", "clean_html", "deboiler", "clean_markdown", args.url_field, args.html_field}
+    if args.comments_field in written:
+        raise ValueError(f"--comments-field {args.comments_field!r} is a field the output already has")
     return BatchOptions(
         url_field=args.url_field,
         html_field=args.html_field,

@@ -51,7 +51,12 @@ def open_binary(path: str | os.PathLike, mode: str, gzip_level: int = GZIP_LEVEL
         return os.fdopen(os.dup(1), "wb")
     if name.endswith(".gz"):
         if "w" in mode:
-            return _gzip.open(name, mode + "b", compresslevel=gzip_level)
+            # No name and no time in the header: the same records give the
+            # same bytes, whatever the file is called and whenever it is made.
+            raw = open(name, mode + "b")
+            out = _gzip.GzipFile(filename="", mode=mode + "b", compresslevel=gzip_level, fileobj=raw, mtime=0)
+            out.myfileobj = raw  # GzipFile closes the file it holds there
+            return out
         return _gzip.open(name, "rb")
     if name.endswith(".zst"):
         z = _zstd()

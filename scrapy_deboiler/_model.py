@@ -39,6 +39,14 @@ class FitParams:
     window: int = 1
     scheme: SignatureScheme = DEFAULT_SCHEME
 
+    def __post_init__(self) -> None:
+        # The ranges a signature file may hold (``from_json``): a model fitted
+        # with other values could be saved but never read back.
+        values = {"iou_guard": self.iou_guard, "min_support": self.min_support, "window": self.window}
+        checked(values, "iou_guard", (int, float), 0, 1)
+        checked(values, "min_support", (int,), 1, 10**9)
+        checked(values, "window", (int,), 1, 1000)
+
     def to_json(self) -> dict:
         data = asdict(self)
         data["scheme"] = self.scheme.to_json()

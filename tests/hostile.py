@@ -59,6 +59,13 @@ CASES: dict[str, tuple[bytes, str, str]] = {
                          "too-many-elements"),
     "million-entities": (b"<html><body><p>" + b"&amp;&#233;&lt;&nbsp;&#x1F600;" * 200_000
                          + b"</p></body></html>", "cleaned", ""),
+    # One element with 100,000 attributes: 1.5 MB, under the other limits,
+    # and minutes of libxml2's attribute checks.
+    "many-attributes": (b"<html><body><div " + b" ".join(b'a%d="%d"' % (i, i) for i in range(100_000))
+                        + b"><p>x</p></div></body></html>", "skipped", "too-many-attributes"),
+    # A long tag that is fine: an image inlined as a 1 MB data: URI.
+    "inline-image": (b'<html><body><p>Caption text of the inline image.</p><img alt="a b c" src="data:image/png;base64,'
+                     + b"QUJD" * 250_000 + b'"></body></html>', "cleaned", ""),
 }
 
 #: Lone surrogates only exist in text, not in bytes.

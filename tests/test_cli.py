@@ -162,6 +162,11 @@ def test_any_order_and_any_number_of_processes_give_identical_files(tmp_path, jo
     if jobs > 1:
         cli("clean", tmp_path / "in.jsonl", tmp_path / "out3.jsonl", "--jobs", jobs)
         assert (tmp_path / "out3.jsonl").read_bytes() == (tmp_path / "out.jsonl").read_bytes()
+        # Gzip output too: no file name (these differ) or time in its header.
+        cli("clean", tmp_path / "in.jsonl", tmp_path / "a.jsonl.gz")
+        cli("clean", tmp_path / "in.jsonl", tmp_path / "b.jsonl.gz", "--jobs", jobs)
+        assert (tmp_path / "a.jsonl.gz").read_bytes() == (tmp_path / "b.jsonl.gz").read_bytes()
+        assert read(tmp_path / "a.jsonl.gz") == read(tmp_path / "out.jsonl")
 
 
 def test_domain_field_groups_pages(tmp_path):
@@ -178,6 +183,20 @@ def test_bad_arguments_fail_cleanly(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "scrapy_deboiler", "clean", tmp_path / "missing.jsonl",
                            tmp_path / "o.jsonl"], capture_output=True, text=True, cwd=NEUTRAL)
     assert proc.returncode == 2 and "missing.jsonl" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--jobs", "0"], "--jobs/-j: 0 is under 1"), (["--min-pages", "1"], "--min-pages: 1 is under 2"),
+    (["--max-memory", "-5"], "--max-memory: -5 is under 1"), (["--min-support", "0"], "--min-support: 0 is under 1"),
+    (["--max-fit-pages", "0"], "--max-fit-pages: 0 is under 2"), (["--iou-guard", "1.5"], "1.5 is not between 0 and 1"),
+    (["--comments-field", "clean_text"], "'clean_text' is a field the output already has"),
+])
+def test_out_of_range_options_stop_the_run_before_any_work(tmp_path, args, message):
+    write(tmp_path / "in.jsonl", records()[:3])
+    proc = subprocess.run([sys.executable, "-m", "scrapy_deboiler", "clean", tmp_path / "in.jsonl",
+                           tmp_path / "o.jsonl", *args], capture_output=True, text=True, cwd=NEUTRAL)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert not (tmp_path / "o.jsonl").exists()
 
 
 def test_records_that_are_not_pages_fail_the_run_when_none_is_cleaned(tmp_path):

@@ -31,10 +31,21 @@ def test_input_order_does_not_matter():
 
 def test_near_identical_neighbours_give_no_evidence():
     p = pages(1)[0]
-    twin = Page(site_pages("a.example", 1)[0][1], p.url + "?utm=x")
+    html = site_pages("a.example", 1)[0][1]
+    twin = Page(html, p.url + "?utm=x")
     model = SiteModel.fit([p, twin])
     assert model.pairs == 0 and model.skipped_pairs == 1 and not model.boilerplate
-    assert SiteModel.fit([p, twin], FitParams(iou_guard=1.01)).boilerplate
+    # One paragraph changed (IoU 0.90): the guard decides whether the pair counts.
+    near = Page(html.replace("<p>", "<p>One more sentence here. ", 1), p.url + "?utm=y")
+    assert SiteModel.fit([p, near], FitParams(iou_guard=0.9)).skipped_pairs == 1
+    assert SiteModel.fit([p, near], FitParams(iou_guard=1.0)).boilerplate
+
+
+@pytest.mark.parametrize("bad", [{"window": 0}, {"window": -1}, {"window": 5000}, {"min_support": 0},
+                                 {"iou_guard": 2.0}, {"iou_guard": -1}, {"window": True}])
+def test_fit_params_a_signature_file_could_not_hold_are_refused(bad):
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        FitParams(**bad)
 
 
 def test_support_threshold_is_capped_by_the_pairs_there_are():
