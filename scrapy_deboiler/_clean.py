@@ -43,6 +43,12 @@ class Page:
         scheme: SignatureScheme = DEFAULT_SCHEME,
         limits: Limits | None = DEFAULT_LIMITS,
     ) -> None:
+        if isinstance(html, (bytearray, memoryview)):
+            html = bytes(html)
+        if not isinstance(html, (str, bytes)):
+            raise TypeError(f"a Page's html is str or bytes, not {type(html).__name__}")
+        if not isinstance(url, str):
+            raise TypeError(f"a Page's url is a str, not {type(url).__name__}")
         self.url = url
         self.scheme = scheme
         self._sigs: frozenset[str] | None = None
@@ -184,6 +190,10 @@ def clean_page(
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    if not isinstance(page, Page):
+        raise TypeError(f"clean_page takes a Page (Page(html, url)), not {type(page).__name__}")
+    if model is not None and not isinstance(model, SiteModel):
+        raise TypeError(f"clean_page's model is a SiteModel or None, not {type(model).__name__}")
     if page.skipped is not None:
         return CleanResult("", "", 0, list(page.notes), skipped=page.skipped)
     if page._cleaned == "cut":
@@ -255,6 +265,13 @@ def fit_and_clean(
     clean in a second pass.
     """
     params = params or FitParams()
-    parsed = [Page(html, url, scheme=params.scheme, limits=limits) for url, html in pages]
+    pairs = []
+    for pair in pages:
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and isinstance(pair[0], str)
+                and isinstance(pair[1], (str, bytes))):
+            raise TypeError(f"fit_and_clean takes (url, html) pairs, not {type(pair).__name__} "
+                            f"{repr(pair)[:60]}")
+        pairs.append(pair)
+    parsed = [Page(html, url, scheme=params.scheme, limits=limits) for url, html in pairs]
     model = SiteModel.fit(parsed, params)
     return model, [clean_page(p, model, mode=mode) for p in parsed]

@@ -86,6 +86,8 @@ def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:
     try:
         with open_binary(path, "r") if not os.fspath(path).endswith(".zst") else _ZstdLines(path) as f:
             for lineno, line in enumerate(f, 1):
+                if lineno == 1 and line.startswith(b"\xef\xbb\xbf"):  # a UTF-8 BOM (editors on Windows)
+                    line = line[3:]
                 if line and not line.isspace():  # (strip() would copy each page)
                     yield lineno, line
     except (EOFError, zlib.error, gzip.BadGzipFile) as e:

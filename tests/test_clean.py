@@ -117,3 +117,16 @@ def test_content_mode_keeps_shared_words_inside_a_pages_own_sentence():
         assert "Ann Lee" not in b.text
         assert f"By Ann Lee on May {i + 1}" in c.text.splitlines()
         assert f"<p>By Ann Lee on May {i + 1}</p>" in c.html
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: Page(None), "html is str or bytes, not NoneType"),
+    (lambda: Page("<p>x</p>", url=7), "url is a str, not int"),
+    (lambda: clean_page("<p>x</p>", None), "clean_page takes a Page"),
+    (lambda: clean_page(Page("<p>x</p>"), {"not": "a model"}), "SiteModel or None, not dict"),
+    (lambda: fit_and_clean([{"url": "http://a/", "html": "<p>x</p>"}]), "takes (url, html) pairs, not dict"),
+])
+def test_library_misuse_is_named(call, message):
+    with pytest.raises(TypeError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        call()
+    assert Page(bytearray(b"<p>bytes</p>")).root is not None  # bytearray is bytes enough

@@ -219,6 +219,13 @@ def test_records_that_are_not_pages_fail_the_run_when_none_is_cleaned(tmp_path):
     assert proc.returncode == 0 and "record 4: no 'html' string in record" in proc.stderr, proc.stderr
 
 
+def test_a_byte_order_mark_before_the_first_record_is_not_an_error(tmp_path):
+    write(tmp_path / "in.jsonl", records()[:3])
+    (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + (tmp_path / "in.jsonl").read_bytes())
+    cli("clean", tmp_path / "bom.jsonl", tmp_path / "o.jsonl")
+    assert {o["deboiler"]["status"] for o in read(tmp_path / "o.jsonl")} == {"cleaned"}
+
+
 def test_a_signatures_path_that_is_a_file_is_named(tmp_path):
     write(tmp_path / "in.jsonl", records()[:3])
     (tmp_path / "afile").write_text("x")
