@@ -10,6 +10,7 @@ import os
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 
 from ._batch import BatchOptions, DamagedInput, clean_file, fit_file
 from ._files import open_text
@@ -26,7 +27,7 @@ from ._warc import is_archive
 __all__ = ["entry", "main"]
 
 
-def _at_least(low: int):
+def _at_least(low: int) -> Callable[[str], int]:
     """An argparse type: an integer of at least ``low`` (quietly raising a
     0 or a negative to the least that works hid the mistake)."""
     def convert(text: str) -> int:
