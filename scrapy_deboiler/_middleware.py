@@ -150,13 +150,13 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
                 pass
             return item
         adapter = ItemAdapter(item)
-        failed: list[str] = []
+        failed: list[tuple[str, str]] = []  # (field, the setting that names it)
         error: Exception | None = None
         try:
             if adapter.get(self.url_field) is None:
                 adapter[self.url_field] = response.url
         except (KeyError, TypeError, AttributeError) as e:
-            failed, error = [repr(self.url_field)], e
+            failed, error = [(self.url_field, "DEBOILER_URL_FIELD")], e
         try:
             if adapter.get(self.html_field) is None:
                 html, notes = self._html(response)
@@ -165,13 +165,10 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
                     # The pipeline reads these notes (and keeps this HTML).
                     adapter[self.status_field] = {"status": "decoded", "notes": notes}
         except (KeyError, TypeError, AttributeError) as e:
-            failed, error = [*failed, repr(self.html_field)], error or e
+            failed, error = [*failed, (self.html_field, "DEBOILER_HTML_FIELD")], error or e
         if failed and type(item) not in self._unwritable:
             self._unwritable.add(type(item))
             logger.warning("deboiler: cannot add %s to %s items (%s); declare %s or set %s",
-                           " and ".join(failed), type(item).__name__, error,
-                           "them" if len(failed) > 1 else "it",
-                           " / ".join(f"DEBOILER_{n}_FIELD" for n, f in (("URL", self.url_field),
-                                                                         ("HTML", self.html_field))
-                                      if repr(f) in failed))
+                           " and ".join(repr(f) for f, _ in failed), type(item).__name__, error,
+                           "them" if len(failed) > 1 else "it", " / ".join(n for _, n in failed))
         return item

@@ -49,20 +49,14 @@ class AttrsItem:
     deboiler: dict | None = None
 
 
-class NoHtmlFieldOutItem(scrapy.Item):
+class NoHtmlFieldOutItem(BareItem):
     """Declares the text and the status but not ``clean_html``."""
-    url = scrapy.Field()
-    n = scrapy.Field()
-    html = scrapy.Field()
     clean_text = scrapy.Field()
     deboiler = scrapy.Field()
 
 
-class NoTextItem(scrapy.Item):
+class NoTextItem(BareItem):
     """Declares the status and ``clean_html`` but not the text."""
-    url = scrapy.Field()
-    n = scrapy.Field()
-    html = scrapy.Field()
     clean_html = scrapy.Field()
     deboiler = scrapy.Field()
 

@@ -26,52 +26,35 @@ def signature_files(tmp_path):
     return {p.name: json.loads(p.read_text()) for p in (tmp_path / "signatures").iterdir()}
 
 
+@pytest.mark.parametrize("urls, per_page", [("same_url", 10), ("detail_urls", 5)])
 @pytest_twisted.ensureDeferred
-async def test_many_items_per_page_count_as_one_page_and_share_one_clean(tmp_path):
-    """A listing spider: ten items a page, all with the page's URL. The
-    threshold counts pages, so the model sees five different pages, finds
-    the template and removes it."""
+async def test_many_items_per_page_count_as_one_page_and_share_one_clean(tmp_path, urls, per_page):
+    """A listing spider: several items a page, all with the page's URL
+    (same_url) or each with a detail URL of its own (detail_urls, the usual
+    catalogue spider). The threshold counts pages, so the model sees five
+    different pages, finds the template and removes it."""
     a, pa = serve_site(12, "alpha")
     try:
         crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=5, DEBOILER_MODE="boilerplate",
-                                     spider_kwargs={"items_per_page": 10, "same_url": True})
+                                     spider_kwargs={"items_per_page": per_page, urls: True})
     finally:
         close(pa)
     check_all_items_reached_the_feed(crawler, items)
-    assert len(items) == 120 and {i["deboiler"]["status"] for i in items} == {"cleaned"}
+    n = 12 * per_page
+    assert len(items) == n and {i["deboiler"]["status"] for i in items} == {"cleaned"}
     assert {i["deboiler"]["fit_pages"] for i in items} == {5}
     assert all("Privacy policy" not in i["clean_text"] and "cookies" not in i["clean_text"] for i in items)
     assert all(i["deboiler"]["removed"] > 0 for i in items)
     (doc,) = signature_files(tmp_path).values()
     assert doc["pages"] == 5 and doc["version"] == 1 and "provisional" not in doc
-    # One parse and one clean a page; the other nine items of each share it.
+    # One parse and one clean a page; the page's other items share it.
     assert stat(crawler, "deboiler/pages_cleaned") == 12
-    assert stat(crawler, "deboiler/items_shared_clean") == 120 - 12  # held or not
+    assert stat(crawler, "deboiler/items_shared_clean") == n - 12  # held or not
     by_url = {}
     for i in items:
         by_url.setdefault(i["url"], set()).add(i["clean_text"])
-    assert len(by_url) == 12 and all(len(texts) == 1 for texts in by_url.values())
-
-
-@pytest_twisted.ensureDeferred
-async def test_a_catalogues_items_with_their_own_urls_count_as_their_page(tmp_path):
-    """Five items a page, each with its own detail URL (the usual catalogue
-    spider): still one page each, counted, cleaned and fitted as such."""
-    a, pa = serve_site(12, "alpha")
-    try:
-        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=5, DEBOILER_MODE="boilerplate",
-                                     spider_kwargs={"items_per_page": 5, "detail_urls": True})
-    finally:
-        close(pa)
-    check_all_items_reached_the_feed(crawler, items)
-    assert len(items) == 60 and len({i["url"] for i in items}) == 60  # the items keep their own URLs
-    assert {i["deboiler"]["status"] for i in items} == {"cleaned"}
-    assert {i["deboiler"]["fit_pages"] for i in items} == {5}
-    assert all("Privacy policy" not in i["clean_text"] for i in items)
-    assert stat(crawler, "deboiler/pages_cleaned") == 12
-    assert stat(crawler, "deboiler/items_shared_clean") == 60 - 12
-    (doc,) = signature_files(tmp_path).values()
-    assert doc["pages"] == 5
+    # The items keep their own URLs; one text a URL.
+    assert len(by_url) == (12 if urls == "same_url" else n) and all(len(t) == 1 for t in by_url.values())
 
 
 @pytest_twisted.ensureDeferred
