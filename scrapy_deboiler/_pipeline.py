@@ -1206,6 +1206,11 @@ class DeboilerPipeline:
             self._inc("redis/pages_pooled")
         if not site.hold.pooled or (site.model is not None and not site.model.provisional):
             return
+        if site.hold.busy:
+            # Our own fit of the pool is running and may have published the
+            # model this offer carries: its result (the model that stays) is
+            # adopted when it comes, and said to be fitted here, not taken.
+            return
         mine = model_rank(site.model) if site.model is not None else -1
         if offer.model is not None and model_rank(offer.model) > mine:
             self._adopt(site, offer.model, "pool_model")

@@ -101,6 +101,29 @@ async def test_a_later_crawl_loads_the_model_from_redis_first(tmp_path, redis_se
     assert stat(crawler, "deboiler/redis/models") == 1 and stat(crawler, "deboiler/redis/pages_pooled") == 0
 
 
+def test_an_offer_that_brings_back_our_own_fit_is_left_to_the_fit(tmp_path, redis_server, caplog):
+    """Pooling runs in two threads: while this worker's fit of the pool is
+    running, an offer of a later page can come back with the model that fit
+    just published. The fit's own result is adopted (as fitted here); the
+    offer must not adopt it first as another worker's (a race CI met once
+    in the crawl test above)."""
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_deboiler._pipeline import DeboilerPipeline, _Site
+    from scrapy_deboiler._redis import Offer
+
+    caplog.set_level(logging.INFO, logger="scrapy_deboiler")
+    crawler = get_crawler(settings_dict={**redis_settings(redis_server.url, DEBOILER_MIN_PAGES=5),
+                                         "DEBOILER_SIGNATURES_DIR": str(tmp_path)})
+    pipeline = DeboilerPipeline.from_crawler(crawler)
+    site = pipeline.sites["alpha"] = _Site("alpha")
+    site.hold.pooled = site.hold.busy = True  # its pool reached the threshold: our fit runs
+    model = SiteModel.fit([Page(h, u) for u, h, _ in site_pages("alpha", 5)], FitParams())
+    pipeline._offered(site, Offer("model", 6, model))
+    assert site.model is None and site.source is None
+    assert not [r for r in caplog.records if "cluster's model" in r.getMessage()]
+
+
 @pytest_twisted.ensureDeferred
 async def test_redis_down_at_the_start_warns_once_runs_local_and_is_retried_for_new_sites(tmp_path, caplog):
     """Nothing listens on the Redis port when the crawl starts: one warning,
