@@ -194,6 +194,10 @@ def tree_markdown(root: etree._Element) -> str:
     row: list[str] | None = None
     cell_start = 0
     raw = 0  # inside pre or code: text as it is
+    # Emphasis marks open around the current element: the same emphasis
+    # inside itself adds nothing a reader sees, and thousands of nested
+    # <b> would print thousands of asterisks.
+    marks: dict[str, int] = {}
 
     def flush() -> None:
         w.add(inline.done())
@@ -218,7 +222,9 @@ def tree_markdown(root: etree._Element) -> str:
             elif tag == "a" and el.get("href") and _url(el.get("href")):
                 action, data = "link", len(inline.parts)
             elif tag in _EMPHASIS:
-                action, data = "emphasis", len(inline.parts)
+                mark = _EMPHASIS[tag]
+                action, data = "emphasis" if not marks.get(mark) else "inner-emphasis", len(inline.parts)
+                marks[mark] = marks.get(mark, 0) + 1
             elif tag in _CODE:
                 action, data = "code", len(inline.parts)
                 raw += 1
@@ -288,8 +294,11 @@ def tree_markdown(root: etree._Element) -> str:
         elif action == "link":
             label = inline.take(data)
             inline.raw(_wrap(label, "[", f"]({_url(el.get('href'))})") if label.strip() else label)
-        elif action == "emphasis":
-            inline.raw(_wrap(inline.take(data), _EMPHASIS[el.tag], _EMPHASIS[el.tag]))
+        elif action in ("emphasis", "inner-emphasis"):
+            mark = _EMPHASIS[el.tag]
+            marks[mark] -= 1
+            if action == "emphasis":
+                inline.raw(_wrap(inline.take(data), mark, mark))
         elif action == "code":
             raw -= 1
             if not raw:

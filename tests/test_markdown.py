@@ -114,3 +114,17 @@ def test_the_cli_writes_clean_markdown_in_both_modes(tmp_path):
     cli("clean", tmp_path / "in.jsonl", tmp_path / "plain.jsonl")
     assert all("clean_markdown" not in o for o in read(tmp_path / "plain.jsonl"))
     assert json.loads((tmp_path / "content.jsonl").read_text().splitlines()[0])["clean_markdown"].startswith("# ")
+
+
+def test_emphasis_inside_the_same_emphasis_adds_no_marks():
+    # Thousands of nested <b> (a broken page's unclosed tags) were thousands
+    # of asterisks; <b> in <strong> was "****", which parsers read as text.
+    deep = "<b>" * 5000 + "deep" + "</b>" * 5000
+    page = (f"<html><body><p>{deep} text</p><p>a <b>x <strong>y</strong> z</b> "
+            "<i>q <b>w <em>e</em></b></i> <del>d <s>s</s></del></p></body></html>")
+    result = clean_page(Page(page, "https://example.com/deep"), SiteModel(), mode="boilerplate", markdown=True)
+    first, second = result.markdown.strip().split("\n\n")
+    assert first == "**deep** text"
+    assert second == "a **x y z** *q **w e*** ~~d s~~"
+    got = back(result.markdown)
+    assert texts(got, "//strong") == ["deep", "x y z", "w e"] and texts(got, "//em") == ["q w e"]
