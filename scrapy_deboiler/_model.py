@@ -125,6 +125,13 @@ class SiteModel:
         """Add another model's evidence to this one (same signature scheme)."""
         if other.params.scheme != self.params.scheme:
             raise ValueError("cannot merge models fitted with different signature schemes")
+        # Support counts neighbour pairs: pairs of another window, or counts
+        # read against another threshold, do not add up to either model.
+        differ = [f"{name} {getattr(self.params, name)!r} and {getattr(other.params, name)!r}"
+                  for name in ("window", "iou_guard", "min_support")
+                  if getattr(self.params, name) != getattr(other.params, name)]
+        if differ:
+            raise ValueError(f"cannot merge models fitted with different parameters: {'; '.join(differ)}")
         for sig, n in other.support.items():
             self.support[sig] = self.support.get(sig, 0) + n
         self.pages += other.pages

@@ -76,10 +76,12 @@ def test_update_and_merge_add_evidence():
     assert merged.pages == 6 and merged.pairs == 4
 
 
-def test_merge_refuses_other_schemes():
+def test_merge_refuses_other_schemes_and_parameters():
     other = SiteModel(FitParams(scheme=SignatureScheme(template_min_elements=0)))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="schemes"):
         SiteModel.fit(pages(2)).merge(other)
+    with pytest.raises(ValueError, match="window 1 and 3; min_support 2 and 1"):
+        SiteModel.fit(pages(2)).merge(SiteModel.fit(pages(2), FitParams(window=3, min_support=1)))
 
 
 def test_a_model_holds_no_pages_or_trees():
