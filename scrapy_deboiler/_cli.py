@@ -20,7 +20,7 @@ from ._evaluate import evaluate
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import FIT_MIN_PAGES, FitParams
 from ._show import annotate_page
-from ._store import SignatureFileError, SignatureStore, load_model, model_from_json
+from ._store import SignatureFileError, SignatureStore, load_site
 from ._urls import site_of_url
 from ._warc import is_archive
 
@@ -88,7 +88,6 @@ def _redis(args: argparse.Namespace) -> int:
     """redis-export and redis-import. Models are validated on the way in
     and out as signature files are; the keys are walked with SCAN."""
     from ._redis import RedisCoordinator
-    from ._store import load_site
 
     log = logging.getLogger("scrapy_deboiler")
     coordinator = RedisCoordinator(args.redis, min_pages=2, prefix=args.prefix, timeout=args.timeout)
@@ -207,10 +206,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _inspect(path: str, as_json: bool) -> int:
+    domain, model = load_site(path)  # validates first: a clear error for any other file
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
-    model = load_model(path)
-    domain, _ = model_from_json(doc, path)
     hist = Counter(model.support.values())
     summary = {
         "file": path,
@@ -273,6 +271,9 @@ def _show(args: argparse.Namespace) -> int:
         with open(args.page, "rb") as f:
             html = f.read()
     site = args.domain or site_of_url(url)
+    if not site:
+        raise ValueError(f"{args.page}: give the page's --url (or --domain): it names the site "
+                         f"whose signature file in {args.signatures} is shown")
     model = SignatureStore(args.signatures).load(site)
     if model is None:
         logging.getLogger("scrapy_deboiler").warning(

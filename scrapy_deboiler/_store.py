@@ -191,6 +191,8 @@ def load_site(path: str | os.PathLike) -> tuple[str, SiteModel]:
             raise SignatureFileError(path, f"{size} bytes is over the {MAX_FILE_BYTES} limit")
         with open(path, "rb") as f:
             raw = f.read(MAX_FILE_BYTES + 1)
+        if raw[:2] == b"\x1f\x8b":
+            raise SignatureFileError(path, "gzip-compressed: signature files are plain JSON (gunzip it first)")
         doc = json.loads(raw.decode("utf-8"))
     except SignatureFileError:
         raise

@@ -136,6 +136,25 @@ def test_show_reads_the_first_record_of_json_lines(tmp_path):
     assert "Content-Security-Policy" in text and "<script" not in text
 
 
+def test_show_and_inspect_name_what_is_missing_or_wrong(tmp_path, capsys):
+    import gzip
+
+    pages = site_pages("shop.example", 5)
+    store = SignatureStore(tmp_path / "sigs")
+    store.save("shop.example", SiteModel.fit([Page(h, u) for u, h, _ in pages]))
+    src = tmp_path / "page.html"
+    src.write_text(pages[0][1])
+    # An HTML file says nothing of its site: without --url or --domain no
+    # signature file applies (this used to mark nothing, exit 0).
+    assert main(["show", str(src), "--signatures", str(tmp_path / "sigs"), "-o", str(tmp_path / "v.html")]) == 2
+    assert "give the page's --url (or --domain)" in capsys.readouterr().err
+    assert not (tmp_path / "v.html").exists()
+    packed = tmp_path / "sig.json.gz"
+    packed.write_bytes(gzip.compress(store.path("shop.example").read_bytes()))
+    assert main(["inspect", str(packed)]) == 2
+    assert "gzip-compressed: signature files are plain JSON" in capsys.readouterr().err
+
+
 @pytest_twisted.ensureDeferred
 async def test_crawl_report_in_a_browser(tmp_path, browser):
     a, pa = serve_site(9, "alpha")
