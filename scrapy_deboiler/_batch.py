@@ -454,7 +454,7 @@ class _Run:
 
     def _load(self, site: str):
         self.sites += 1
-        if self.store is None or self.refit:
+        if self.store is None or self.refit or not site:
             return None
         try:
             return self.store.load(site)
@@ -549,7 +549,7 @@ def fit_file(path: str | os.PathLike, options: BatchOptions, store: SignatureSto
     """Pass 1 and fitting: a model for every site, from its file in ``store``
     or fitted on its pages in ``path`` (and then saved to ``store``).
     Returns how many sites were ``fitted``, came from a ``file`` or were
-    ``too_small``."""
+    ``too_small``, and ``no_host`` (1 when some URLs had no host)."""
     run = _Run(options, store, refit)
     try:
         run.first_pass(path, keep=False)

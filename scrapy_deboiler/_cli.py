@@ -363,8 +363,10 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         if args.command == "fit":
             sites = fit_file(args.input, options, store, refit=args.refit)
-            log.info("%d sites: %d fitted, %d from files, %d too small (%.1fs)", sum(sites.values()),
-                     sites["fitted"], sites["file"], sites["too_small"], time.perf_counter() - start)
+            log.info("%d sites: %d fitted, %d from files, %d too small%s (%.1fs)", sum(sites.values()),
+                     sites["fitted"], sites["file"], sites["too_small"],
+                     ", and pages without a host in their URL" if sites["no_host"] else "",
+                     time.perf_counter() - start)
             return 0
         try:
             totals = clean_file(args.input, args.output, options, store)

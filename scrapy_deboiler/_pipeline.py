@@ -424,7 +424,7 @@ class DeboilerPipeline:
         if rep is not None and rep.samples is not None and len(html) <= _VIEW_MAX_CHARS and not any(
                 s[0] == url for s in rep.samples):  # also pages cleaned on arrival (a model from a file)
             rep.sample(url, html, encoding, self.report_views)
-        if site.model is not None:
+        if site.model is not None or not name:
             return await self._clean_now(site, item, key, url, html, encoding, notes)
         page = site.held.get(key)
         if page is None:
@@ -530,7 +530,12 @@ class DeboilerPipeline:
     def _new_site(self, name: str) -> _Site:
         site = self.sites[name] = _Site(name)
         self._inc("sites")
-        if self.redis is not None and self.redis_up:
+        if not name:
+            # Items whose URL has no host (none, or relative, and no response
+            # to take one from) are not one website's pages: each is a
+            # single page, and nothing is fitted or saved for them.
+            site.reason = "no site: the URL has no host"
+        elif self.redis is not None and self.redis_up:
             self._redis_lookup(site)
         else:
             if self.redis is not None:

@@ -128,12 +128,20 @@ class SiteDB:
         db = self._db
         db.execute("CREATE INDEX IF NOT EXISTS samples_by_site ON samples (site, key)")
         need = max(min_pages, FIT_MIN_PAGES)
-        totals = {"fitted": 0, "file": 0, "too_small": 0}
+        totals = {"fitted": 0, "file": 0, "too_small": 0, "no_host": 0}
         todo = db.execute("SELECT site, pages, source FROM sites ORDER BY site").fetchall()
         db.execute("BEGIN")
         for site, pages, source in todo:
             if source == "file":
                 totals["file"] += 1
+                continue
+            if not site:
+                # Records whose URL has no host (none, relative, file:) are
+                # not one website: fitted together they would make one
+                # model, and one signature file, of unrelated pages.
+                db.execute("UPDATE sites SET reason = ? WHERE site = ?",
+                           ("no site: the URL has no host (--domain-field can name the site)", site))
+                totals["no_host"] += 1
                 continue
             # Distinct pages: copies of one page would make a model with no
             # pairs, no signatures, that later runs reuse and remove nothing.

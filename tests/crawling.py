@@ -84,7 +84,7 @@ class SiteSpider(scrapy.Spider):
 
     def __init__(self, *args, close_after: int | None = None, items_per_page: int = 1,
                  item_type=dict, html_chars: int | None = None, same_url: bool = False,
-                 detail_urls: bool = False,
+                 detail_urls: bool = False, relative_urls: bool = False,
                  body: str | None = None, then: list[str] = (), read_title: bool = False,
                  follow: str = r"/articles/", **kwargs):
         super().__init__(*args, **kwargs)
@@ -97,6 +97,7 @@ class SiteSpider(scrapy.Spider):
         self.items_per_page = items_per_page
         self.same_url = same_url  # all items of a page carry its URL (listings)
         self.detail_urls = detail_urls  # each item carries a URL of its own (a catalogue's detail links)
+        self.relative_urls = relative_urls  # items carry the page's path only
         # "text": items carry response.text; "bytes:ENC": the body as bytes
         # with ENC as its declared encoding.
         self.body = body
@@ -116,6 +117,8 @@ class SiteSpider(scrapy.Spider):
             url = response.url if k == 0 or self.same_url else f"{response.url}#{k}"
             if self.detail_urls:
                 url = f"{response.url.rsplit('/', 1)[0]}/products/{self.yielded}.html"
+            if self.relative_urls:
+                url = "/" + url.split("/", 3)[3]
             item = self.item_type(url=url, n=self.yielded)
             if self.read_title:
                 item["title"] = response.css("title::text").get()

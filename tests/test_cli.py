@@ -304,3 +304,20 @@ def test_a_page_that_fails_to_load_costs_one_record(tmp_path, monkeypatch, max_m
     assert {o["url"].rsplit("/", 1)[1] for o in failed} == {"0003.html"}
     assert all(o["deboiler"]["reason"] == "RuntimeError: boom" and "html" not in o for o in failed)
     assert all(o["clean_text"] for o in out if o["deboiler"]["status"] != "error")
+
+
+def test_records_without_a_host_are_single_pages_not_one_site(tmp_path):
+    """Pages with no URL, a path or a file: URL are not one website: no
+    model or signature file for them; --domain-field can name their site."""
+    recs = records()[:7]  # a.example's pages
+    write(tmp_path / "in.jsonl", [{"url": u, "html": r["html"], "domain": "a.example"} for u, r in zip(
+        ["", "/articles/1.html", "file:///mirror/a.html", "relative.html", None, "", "/x"], recs)])
+    cli("clean", tmp_path / "in.jsonl", tmp_path / "o.jsonl", "--signatures", tmp_path / "sigs")
+    out = read(tmp_path / "o.jsonl")
+    assert {(o["deboiler"]["status"], o["deboiler"]["site"]) for o in out} == {("single_page", "")}
+    assert "no site" in out[0]["deboiler"]["reason"] and all(o["clean_text"] for o in out)
+    assert not (tmp_path / "sigs").exists() or not os.listdir(tmp_path / "sigs")
+    cli("clean", tmp_path / "in.jsonl", tmp_path / "o.jsonl", "--signatures", tmp_path / "sigs",
+        "--domain-field", "domain")
+    assert {o["deboiler"]["status"] for o in read(tmp_path / "o.jsonl")} == {"cleaned"}
+    assert len(os.listdir(tmp_path / "sigs")) == 1

@@ -58,6 +58,27 @@ async def test_many_items_per_page_count_as_one_page_and_share_one_clean(tmp_pat
 
 
 @pytest_twisted.ensureDeferred
+async def test_items_with_their_own_html_and_relative_urls_are_single_pages(tmp_path):
+    """A spider that puts the HTML in its items itself, with the page's path
+    as ``url``: no host, so no site. Each is extracted as a single page;
+    nothing is fitted or saved (the pages of every such spider, or of every
+    website in a broad crawl, used to be one site "" with a signature file)."""
+    a, pa = serve_site(8, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=3,
+                                     spider_kwargs={"body": "text", "relative_urls": True})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 8 and all(i["url"].startswith("/articles/") for i in items)
+    assert {(i["deboiler"]["status"], i["deboiler"]["reason"]) for i in items} == {
+        ("single_page", "no site: the URL has no host")}
+    assert all("Privacy policy" not in i["clean_text"] and i["clean_text"] for i in items)
+    assert stat(crawler, "deboiler/items_single_page") == 8 and stat(crawler, "deboiler/items_held") == 0
+    assert not (tmp_path / "signatures").exists() or not list((tmp_path / "signatures").iterdir())
+
+
+@pytest_twisted.ensureDeferred
 async def test_an_early_stop_leaves_a_provisional_model_that_keeps_learning(tmp_path, capsys):
     a, pa = serve_site(12, "alpha")
     try:
