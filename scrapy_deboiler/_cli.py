@@ -243,6 +243,7 @@ def _inspect(path: str, as_json: bool) -> int:
 def _texts(path: str, id_field: str, text_field: str) -> dict[str, str]:
     """id -> text of a JSON Lines file; the first record of an id wins."""
     out: dict[str, str] = {}
+    repeated = 0
     with open_text(path, "r") as f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
@@ -254,7 +255,15 @@ def _texts(path: str, id_field: str, text_field: str) -> dict[str, str]:
             if not isinstance(record, dict) or id_field not in record:
                 raise ValueError(f"{path}: line {lineno} has no {id_field!r}")
             text = record.get(text_field)
-            out.setdefault(str(record[id_field]), text if isinstance(text, str) else "")
+            key = str(record[id_field])
+            if key in out:
+                repeated += 1
+            else:
+                out[key] = text if isinstance(text, str) else ""
+    if repeated:
+        logging.getLogger("scrapy_deboiler").warning(
+            "%s: %d records repeat an id seen before (ids are compared as text: 1 and \"1\" are one id); "
+            "the first of each is scored", path, repeated)
     return out
 
 

@@ -50,3 +50,13 @@ def test_evaluate_command(tmp_path, capsys):
     pred.write_text("{not json\n")
     assert main(["evaluate", str(gold), str(pred)]) == 2
     assert "invalid JSON on line 1" in capsys.readouterr().err
+
+
+def test_repeated_ids_are_named_not_merged_silently(tmp_path, caplog):
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"id": 1, "gold_text": "One."}, {"id": "1", "gold_text": "Another page."}, {"id": 2, "gold_text": "Two."}]))
+    with caplog.at_level("WARNING", logger="scrapy_deboiler"):
+        assert main(["evaluate", str(gold), str(gold), "--pred-field", "gold_text"]) == 0
+    (warning,) = {r.getMessage() for r in caplog.records if "repeat an id" in r.getMessage()}
+    assert "1 records repeat an id seen before" in warning and '1 and "1" are one id' in warning
