@@ -22,7 +22,7 @@ from ._model import FIT_MIN_PAGES, FitParams
 from ._show import annotate_page
 from ._store import SignatureFileError, SignatureStore, load_site
 from ._urls import site_of_url
-from ._warc import is_archive
+from ._warc import ArchiveReaderMissing, is_archive
 
 __all__ = ["entry", "main"]
 
@@ -398,6 +398,6 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             return 1
         return 0
-    except (OSError, SignatureFileError, ValueError, ContentModelError, DamagedInput) as e:
+    except (OSError, SignatureFileError, ValueError, ContentModelError, DamagedInput, ArchiveReaderMissing) as e:
         print(f"scrapy-deboiler: error: {e}", file=sys.stderr)
         return 2

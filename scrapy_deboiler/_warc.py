@@ -18,7 +18,7 @@ from typing import Any
 
 from ._files import DamagedInput
 
-__all__ = ["ArchiveError", "archive_pages", "is_archive"]
+__all__ = ["ArchiveError", "ArchiveReaderMissing", "archive_pages", "is_archive"]
 
 _SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -31,6 +31,11 @@ _LENGTH = re.compile(rb"\r?\ncontent-length:[ \t]*(\d+)", re.I)
 class ArchiveError(DamagedInput):
     """The archive cannot be read on (truncated or corrupt): the pages read
     before it are good."""
+
+
+class ArchiveReaderMissing(RuntimeError):
+    """The library that reads this kind of archive is not installed (the
+    ``warc`` extra): nothing was read."""
 
 
 def is_archive(path: str | os.PathLike) -> bool:
@@ -92,7 +97,7 @@ def _warc_records(path: str) -> Iterator[tuple[str, dict | None]]:
     try:
         from fastwarc.warc import ArchiveIterator, WarcRecordType
     except ImportError:
-        raise ArchiveError("reading WARC files needs FastWARC: pip install 'scrapy-deboiler[warc]'") from None
+        raise ArchiveReaderMissing("reading WARC files needs FastWARC: pip install 'scrapy-deboiler[warc]'") from None
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         gzipped = f.read(2) == b"\x1f\x8b"
@@ -166,7 +171,7 @@ def _arc_records(path: str) -> Iterator[tuple[str, dict | None]]:
         from warcio.archiveiterator import ArchiveIterator
         from warcio.exceptions import ArchiveLoadFailed
     except ImportError:
-        raise ArchiveError("reading ARC files needs warcio: pip install 'scrapy-deboiler[warc]'") from None
+        raise ArchiveReaderMissing("reading ARC files needs warcio: pip install 'scrapy-deboiler[warc]'") from None
     import gzip
 
     with open(path, "rb") as raw:

@@ -116,6 +116,20 @@ def test_a_truncated_warc_keeps_the_records_before_the_cut_and_fails_clearly(tmp
     assert all(o["deboiler"]["status"] == "cleaned" and o["clean_text"] for o in out)
 
 
+def test_a_missing_archive_reader_is_named_and_no_output_is_written(tmp_path, crawl):
+    """Without the ``warc`` extra nothing is read: the message says what to
+    install and does not claim the output holds records (it used to)."""
+    folder, _ = crawl
+    blocked = ("import runpy, sys; sys.modules['fastwarc'] = None; sys.argv[0] = 'scrapy-deboiler'; "
+               "runpy.run_module('scrapy_deboiler', run_name='__main__')")
+    proc = subprocess.run([sys.executable, "-c", blocked, "clean", str(folder / "crawl.warc.gz"),
+                           str(tmp_path / "out.jsonl")], capture_output=True, text=True, cwd=NEUTRAL)
+    assert proc.returncode == 2, proc.stderr
+    assert "needs FastWARC: pip install 'scrapy-deboiler[warc]'" in proc.stderr
+    assert "output holds" not in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 def arc_record(url: str, mime: str, body: bytes, status: str = "200 OK") -> bytes:
     http = f"HTTP/1.1 {status}\r\nContent-Type: {mime}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
     return f"{url} 127.0.0.1 20260101120000 {mime.split(';')[0]} {len(http)}\n".encode() + http + b"\n"
