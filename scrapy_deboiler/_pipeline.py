@@ -8,7 +8,7 @@ import time
 from collections import OrderedDict
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
-from hashlib import blake2b, sha256
+from hashlib import blake2b
 from typing import Any
 
 from itemadapter import ItemAdapter
@@ -469,12 +469,10 @@ class DeboilerPipeline:
         else:
             url = response_url(html) or url
             data = memoryview(html if isinstance(html, bytes) else html.encode("utf-8", "surrogatepass"))
-            # SHA-256: OpenSSL's, with the CPUs' SHA instructions, hashes a
-            # 66 KB page in 45 us where BLAKE2b takes 78 (on the reactor
-            # thread, for every page). In pieces hashlib hashes without
-            # releasing the GIL: getting it back from the cleaning threads
+            h = blake2b(digest_size=16)
+            # In pieces hashlib hashes without releasing the GIL: on the
+            # reactor thread, getting it back from the cleaning threads
             # costs more than the hashing (up to sys.getswitchinterval()).
-            h = sha256()
             for i in range(0, len(data), _HASH_PIECE):
                 h.update(data[i:i + _HASH_PIECE])
             digest = h.digest()
