@@ -51,7 +51,11 @@ def decode_html(data: bytes, encoding: str | None = None) -> tuple[str, str]:
     return text, name
 
 
-_SINGLE_BYTE = frozenset(["cp1252", "latin_1", "iso8859-15", "iso8859-2", "cp1250", "cp1251"])
+#: One-byte encodings (codecs' names): valid multi-byte UTF-8 read in any of
+#: them is mojibake ("crÃ¨me"), which real text in them practically never
+#: forms as a whole page of valid UTF-8.
+_SINGLE_BYTE = frozenset([*(f"cp{n}" for n in range(1250, 1259)), *(f"iso8859-{n}" for n in range(1, 17) if n != 12),
+                          "koi8-r", "koi8-u", "mac-roman", "mac-cyrillic", "cp866", "cp874", "cp437", "cp850"])
 
 
 def lossy_decoding(data: bytes, text: str, encoding: str | None = None) -> bool:

@@ -73,7 +73,8 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
     (JSON, XML and text bodies are not pages to clean, and would only end
     up in the exported items). The HTML is Scrapy's decoded
     ``response.text`` (no copy is kept beyond the item), unless that
-    decoding lost characters or markup (a wrong declared encoding): then
+    decoding lost characters or markup, or garbled UTF-8 as a one-byte
+    encoding (a wrong declared encoding): then
     the page is decoded again from its bytes (``_loading.decode_page``) and
     the item's status notes say so."""
 
@@ -99,7 +100,7 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
             _remember_page(self._decoded[1], response.url)  # still recent while its items come
             return self._decoded[1], self._decoded[2]
         text, notes = response.text, []
-        if lossy_decoding(response.body, text) and binary_kind(response.body) is None:
+        if lossy_decoding(response.body, text, response.encoding) and binary_kind(response.body) is None:
             declared = http_content_type_encoding(
                 response.headers.get(b"Content-Type", b"").decode("latin-1"))
             text, encoding, notes = decode_page(response.body, declared)
@@ -110,7 +111,7 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
             else:
                 self._fallback_hosts.add(host)
                 level = logging.INFO
-            logger.log(level, "deboiler: %s: Scrapy's decoding (%s) lost characters; read as %s (%s)%s",
+            logger.log(level, "deboiler: %s: Scrapy's decoding (%s) lost or garbled characters; read as %s (%s)%s",
                        response.url, response.encoding, encoding, ", ".join(notes),
                        "; the host's other pages so decoded are counted in "
                        "deboiler/middleware/encoding_fallback" if level == logging.INFO else "")
