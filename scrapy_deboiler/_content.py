@@ -26,7 +26,7 @@ from html import escape
 
 from lxml import etree
 
-from ._text import BLOCK_TAGS, SKIP_TAGS
+from ._text import BLOCK_TAGS, SKIP_TAGS, pre_text
 
 try:
     from . import _speedups
@@ -58,6 +58,9 @@ _NO_TAG = [0.0] * len(TAGS)
 #: Length of a block's feature row (see block_features).
 FEATURE_COUNT = 27 + len(TAGS) + len(HINTS) + 10
 _HEADLINE = frozenset(("h1", "h2", "h3"))
+#: Elements inside a <pre> that are blocks of their own (judged apart; a
+#: <br>'s text after it stays in the <pre>'s block).
+_NESTED_BLOCKS = BLOCK_TAGS - {"br"}
 #: Tags a kept block keeps in content-mode HTML; others become <p>.
 _OUTPUT_TAGS = frozenset("p h1 h2 h3 h4 h5 h6 li pre blockquote dd dt".split())
 
@@ -767,15 +770,18 @@ def select_content(root: etree._Element, model: ContentModel | None = None,
         kept_out.extend(b.element for b in kept)
     comment_bit = _HINT_BIT["comment"]
     comments = "\n".join(b.text for b, k in zip(blocks, flags) if not k and b.hints & comment_bit)
-    text = "\n".join(b.text for b in kept)
-    # Block texts hold no line breaks (whitespace is collapsed), so one
-    # escape of the joined text gives each block's: 0.4 ms less a long page.
+    tags = [b.tag if type(b) is _TableBlock else b.element.tag for b in kept]
+    # Block texts are collapsed to one line (what the model reads); a kept
+    # <pre> (code) is written with its own line breaks and indentation.
+    texts = [pre_text(b.element, _NESTED_BLOCKS) if tag == "pre" else b.text for b, tag in zip(kept, tags)]
+    text = "\n".join(texts)
+    # Other block texts hold no line breaks, so one escape of the joined
+    # text gives each block's: 0.4 ms less a long page.
     escaped = escape(text).split("\n")
     if len(escaped) != len(kept):
-        escaped = [escape(b.text) for b in kept]
+        escaped = [escape(t) for t in texts]
     parts = []
-    for b, esc in zip(kept, escaped):
-        tag = b.tag if type(b) is _TableBlock else b.element.tag
+    for tag, esc in zip(tags, escaped):
         if tag not in _OUTPUT_TAGS:
             tag = "p"
         parts.append(f"<{tag}>{esc}</{tag}>")

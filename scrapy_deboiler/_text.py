@@ -12,7 +12,7 @@ import re
 
 from lxml import etree
 
-__all__ = ["BLOCK_TAGS", "SKIP_TAGS", "drop", "tree_text"]
+__all__ = ["BLOCK_TAGS", "SKIP_TAGS", "drop", "pre_text", "tree_text"]
 
 #: Never shown as text by a browser.
 SKIP_TAGS = frozenset(
@@ -88,6 +88,32 @@ def tree_text_py(root: etree._Element) -> str:
             text = " " + text + " "
         done.append(text + tail if tail else text)
     return "".join(done)
+
+
+def pre_text(pre: etree._Element, leave_out: frozenset[str] = frozenset()) -> str:
+    """The text of a ``<pre>`` as it shows: its line breaks and indentation
+    kept (code), trailing spaces and blank first and last lines dropped,
+    what a browser does not show left out, and elements of ``leave_out``
+    (blocks of their own to the caller) too; their tails stay."""
+    parts: list[str] = []
+    walker = etree.iterwalk(pre, events=("start", "end"))
+    for event, el in walker:
+        shown = isinstance(el.tag, str) and el.tag not in SKIP_TAGS and (el is pre or el.tag not in leave_out)
+        if event == "start":
+            if not shown:
+                walker.skip_subtree()  # its end event still comes: the tail is kept there
+            elif el.tag == "br":
+                parts.append("\n")
+            elif el.text:
+                parts.append(el.text)
+        elif el is not pre and el.tail:
+            parts.append(el.tail)
+    lines = [line.rstrip() for line in "".join(parts).replace("\r\n", "\n").split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    while lines and not lines[0]:
+        lines.pop(0)
+    return "\n".join(lines)
 
 
 #: Characters libxml2 keeps in parsed text (numeric references such as

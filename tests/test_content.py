@@ -4,7 +4,8 @@ from array import array
 import pytest
 from lxml import etree
 
-from scrapy_deboiler import Page, _content
+from scrapy_deboiler import Page, SiteModel, _content, clean_page
+from sitegen import site_pages
 
 ARTICLE = "".join(
     f"<p>Paragraph {i} of the story tells what happened, who was there and why it matters to readers.</p>"
@@ -175,3 +176,23 @@ def test_clean_page_cuts_a_page_without_a_site_model_to_its_main_container():
     result = clean_page(_page(TICKER_PAGE), None, mode="content")
     assert "Paragraph 9" in result.text and "News" not in result.text
     assert "News" not in result.html
+
+
+def test_code_blocks_keep_their_lines_and_indentation():
+    """A kept <pre> is code: content mode's text and HTML keep its line
+    breaks and indentation (they were one collapsed line), with or without
+    a site model; what the page does not show (a script) stays out."""
+    pages = site_pages("code.example", 6)
+    code = ("<pre><code class='language-python'>def handler_{k}(request):\n    total = {k}\n"
+            "    for x in request.items:  <!-- note --><script>track()</script>\n        total += x * {k}\n"
+            "    return total\n</code></pre>")
+    htmls = [h.replace("</article>", f"<p>Here is how handler {k} adds the items of a request together, line by "
+                       "line, as the documentation of the framework describes it in detail.</p>"
+                       + code.format(k=k) + "</article>") for k, (_, h, _) in enumerate(pages)]
+    model = SiteModel.fit([Page(h, u) for (u, _, _), h in zip(pages, htmls)])
+    want = ("def handler_1(request):\n    total = 1\n    for x in request.items:\n        total += x * 1\n"
+            "    return total")
+    for m in (model, None):
+        result = clean_page(Page(htmls[1], pages[1][0]), m, mode="content")
+        assert want in result.text.split("in detail.\n", 1)[1]
+        assert f"<pre>{want}</pre>" in result.html and "track()" not in result.text
