@@ -339,7 +339,11 @@ def entry() -> None:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
         if not isinstance(e.code, int) and e.code is not None:
             print(e.code, file=sys.stderr)
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        code = code or 1
     sys.stderr.flush()
     logging.shutdown()
     os._exit(code)
@@ -398,6 +402,19 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             return 1
         return 0
+    except BrokenPipeError:  # the reader of stdout left (``inspect ... | head``): nothing to say to it
+        _stdout_to_devnull()
+        return 1
     except (OSError, SignatureFileError, ValueError, ContentModelError, DamagedInput, ArchiveReaderMissing) as e:
         print(f"scrapy-deboiler: error: {e}", file=sys.stderr)
         return 2
+
+
+def _stdout_to_devnull() -> None:
+    """Python flushes stdout once more at exit: to a closed pipe that is a
+    second error message, so stdout goes nowhere from here on."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -153,6 +153,17 @@ def test_show_and_inspect_name_what_is_missing_or_wrong(tmp_path, capsys):
     packed.write_bytes(gzip.compress(store.path("shop.example").read_bytes()))
     assert main(["inspect", str(packed)]) == 2
     assert "gzip-compressed: signature files are plain JSON" in capsys.readouterr().err
+    # Its reader gone (``inspect ... | head``): no "error: [Errno 32] Broken pipe".
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    proc = subprocess.run([sys.executable, "-m", "scrapy_deboiler", "inspect", str(store.path("shop.example"))],
+                          stdout=write_end, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    os.close(write_end)
+    assert proc.returncode == 1 and proc.stderr == ""
 
 
 @pytest_twisted.ensureDeferred
