@@ -942,7 +942,7 @@ class DeboilerPipeline:
                 d.addCallbacks(lambda r, p=p: self._resolve_page(site, p, r),
                                errback=lambda f, p=p: self._fail(site, p.items, f))
             return
-        self._start_fit(site, pages)
+        self._start_fit(site, pages, reason)
 
     def _alone_reason(self, site: _Site, n: int, reason: str) -> str:
         """Why a site's released pages have no model: the site has too few,
@@ -966,7 +966,7 @@ class DeboilerPipeline:
             self._inc("sites_provisional")
         self._save(site, model)
 
-    def _start_fit(self, site: _Site, pages: list[_HeldPage]) -> None:
+    def _start_fit(self, site: _Site, pages: list[_HeldPage], reason: str = "") -> None:
         site.hold.busy = True
         self.busy += 1
         started = time.perf_counter()
@@ -986,10 +986,11 @@ class DeboilerPipeline:
                 if key not in {p.key for p in pages}:
                     self._absorb(site, key, url, unpack_signatures(sigs))
             removed = 1 - sum(len(r.html) for r in results) / max(1, sum(len(p.html) for p in pages))
+            early = f"released early: {_RELEASED_EARLY[reason]}; " if reason in _RELEASED_EARLY else ""
             self._site_log("deboiler: fitted %s on %d pages in %.2fs%s: %d boilerplate signatures, "
                            "%.0f%% of HTML removed", site.name or "?", len(pages),
                            time.perf_counter() - started,
-                           f" (provisional: it learns until it has seen {self.min_pages})"
+                           f" ({early}provisional: it learns until it has seen {self.min_pages})"
                            if model.provisional else "", len(model.boilerplate), 100 * removed)
 
         def finally_(_: Any) -> None:

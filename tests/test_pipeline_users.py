@@ -147,16 +147,21 @@ async def test_an_early_stop_leaves_a_provisional_model_that_keeps_learning(tmp_
 
 
 @pytest_twisted.ensureDeferred
-async def test_sites_released_early_learn_in_the_same_crawl(tmp_path):
+async def test_sites_released_early_learn_in_the_same_crawl(tmp_path, caplog):
     """The held-bytes budget releases a site after a few pages; its
-    provisional model completes itself from the site's later pages."""
+    provisional model completes itself from the site's later pages. The
+    fit's line says why it came early."""
     a, pa = serve_site(16, "alpha")
     try:
-        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=8, DEBOILER_MAX_HELD_BYTES=9_000,
-                                     CONCURRENT_REQUESTS=1)
+        with caplog.at_level(logging.INFO, logger="scrapy_deboiler"):
+            crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=8, DEBOILER_MAX_HELD_BYTES=9_000,
+                                         CONCURRENT_REQUESTS=1)
     finally:
         close(pa)
     check_all_items_reached_the_feed(crawler, items)
+    (fit,) = [r.getMessage() for r in caplog.records if "deboiler: fitted 127.0.0.1" in r.getMessage()]
+    assert ("(released early: held HTML over DEBOILER_MAX_HELD_BYTES; provisional: it learns until it has "
+            "seen 8)") in fit, fit
     assert stat(crawler, "deboiler/released/budget") >= 1
     assert stat(crawler, "deboiler/sites_provisional") >= 1 and stat(crawler, "deboiler/sites_completed") == 1
     (doc,) = signature_files(tmp_path).values()
