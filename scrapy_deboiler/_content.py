@@ -26,7 +26,7 @@ from html import escape
 
 from lxml import etree
 
-from ._text import BLOCK_TAGS, SKIP_TAGS, pre_text
+from ._text import BLOCK_TAGS, SKIP_TAGS, layout_table, pre_text
 
 try:
     from . import _speedups
@@ -711,7 +711,37 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     if single:
         scores = container_cut(scores, [b.words for b in blocks],
                                [b.link_chars / max(1, len(b.text)) for b in blocks], *block_tree(blocks))
-    return blocks, scores, keep(scores, model.threshold)
+    return blocks, scores, whole_tables(blocks, keep(scores, model.threshold))
+
+
+def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:
+    """A data table in the kept text is kept whole. Its rows are blocks of
+    their own, short and often numbers, which the model scores low one by
+    one: a trial's article tables kept 7 of 27, header rows lost. A table
+    (not a layout table, rows not mostly links) whose rows are a third or
+    more kept, or that sits between kept blocks, keeps every block in it."""
+    tables: dict[etree._Element, list[int]] = {}
+    for i, b in enumerate(blocks):
+        if (b.tag if type(b) is _TableBlock else b.element.tag) != "tr":
+            continue
+        t = b.element.getparent()
+        while t is not None and t.tag != "table":
+            t = t.getparent()
+        if t is not None:
+            tables.setdefault(t, []).append(i)
+    for table, rows in tables.items():
+        lo, hi = rows[0], rows[-1]
+        span = range(lo, hi + 1)
+        if len(rows) < 2 or all(kept[j] for j in span) or layout_table(table):
+            continue
+        chars = sum(len(blocks[j].text) for j in span)
+        if sum(blocks[j].link_chars for j in span) * 2 > chars:
+            continue  # a table of links: navigation
+        around = lo > 0 and kept[lo - 1] and hi + 1 < len(blocks) and kept[hi + 1]
+        if around or 3 * sum(kept[j] for j in rows) >= len(rows):
+            for j in span:
+                kept[j] = True
+    return kept
 
 
 def _block_table(root: etree._Element, skip: set | frozenset, near: set | frozenset,

@@ -15,7 +15,7 @@ import re
 
 from lxml import etree
 
-from ._text import BLOCK_TAGS, SKIP_TAGS, drop
+from ._text import BLOCK_TAGS, SKIP_TAGS, drop, layout_table as _layout
 
 __all__ = ["content_tree", "tree_markdown"]
 
@@ -348,15 +348,6 @@ def tree_markdown(root: etree._Element) -> str:
             inline.raw(el.tail) if raw else inline.text(el.tail)
     flush()
     return w.text()
-
-
-_LAYOUT_TAGS = frozenset("p div h1 h2 h3 h4 h5 h6 ul ol dl table pre blockquote form section article".split())
-
-
-def _layout(table: etree._Element) -> bool:
-    """A table that lays out a page (cells holding paragraphs, headings,
-    lists or tables) is not data: its content is written as blocks."""
-    return any(isinstance(el.tag, str) and el.tag in _LAYOUT_TAGS for el in table.iterdescendants())
 
 
 def _write_table(w: _Writer, rows: list[list[str]]) -> None:

@@ -12,7 +12,7 @@ import re
 
 from lxml import etree
 
-__all__ = ["BLOCK_TAGS", "SKIP_TAGS", "drop", "pre_text", "tree_text"]
+__all__ = ["BLOCK_TAGS", "SKIP_TAGS", "drop", "layout_table", "pre_text", "tree_text"]
 
 #: Never shown as text by a browser.
 SKIP_TAGS = frozenset(
@@ -88,6 +88,15 @@ def tree_text_py(root: etree._Element) -> str:
             text = " " + text + " "
         done.append(text + tail if tail else text)
     return "".join(done)
+
+
+_LAYOUT_TAGS = frozenset("p div h1 h2 h3 h4 h5 h6 ul ol dl table pre blockquote form section article".split())
+
+
+def layout_table(table: etree._Element) -> bool:
+    """A table that lays out a page (cells holding paragraphs, headings,
+    lists or tables) is not data: its content is blocks, not rows."""
+    return any(isinstance(el.tag, str) and el.tag in _LAYOUT_TAGS for el in table.iterdescendants())
 
 
 def pre_text(pre: etree._Element, leave_out: frozenset[str] = frozenset()) -> str:

@@ -196,3 +196,31 @@ def test_code_blocks_keep_their_lines_and_indentation():
         result = clean_page(Page(htmls[1], pages[1][0]), m, mode="content")
         assert want in result.text.split("in detail.\n", 1)[1]
         assert f"<pre>{want}</pre>" in result.html and "track()" not in result.text
+
+
+def test_a_data_table_in_the_article_is_kept_whole():
+    """Table rows are blocks of their own, short and mostly numbers: scored
+    one by one, most of an article's table (and its header row) was lost.
+    A data table inside the kept text is kept whole, header first, in the
+    text and as a Markdown table; the site's table of links is not."""
+    pages = site_pages("stats.example", 6)
+    # Values and headers differ from page to page: cells all the site's pages share are its
+    # template (a header row repeated on every article goes with it, in both modes).
+    table = ("<table><thead><tr><th>Code {k}</th><th>Count {k}</th><th>Share {k}</th></tr></thead><tbody>"
+             + "".join(f"<tr><td>R{{k}}-{r}</td><td>{{k}}{100 + 7 * r}</td><td>{{k}}{r}.{r}%</td></tr>"
+                       for r in range(8))
+             + "</tbody></table>")
+    links = "<table>" + "".join(f"<tr><td><a href='/t/{r}'>Topic number {r}</a></td></tr>" for r in range(6)) + "</table>"
+    intro = ("<p>The agency published its count for district {k} on Monday, and the figures below show how "
+             "each region compares with the year before, including the share of the total.</p>")
+    outro = "<p>Officials in district {k} said the numbers would be revised once the late returns arrive.</p>"
+    htmls = [h.replace("</article>", (intro + table + outro).format(k=k) + "</article>").replace(
+        "</body>", links + "</body>") for k, (_, h, _) in enumerate(pages)]
+    model = SiteModel.fit([Page(h, u) for (u, _, _), h in zip(pages, htmls)])
+    for m in (model, None):
+        result = clean_page(Page(htmls[2], pages[2][0]), m, mode="content", markdown=True)
+        lines = result.text.splitlines()
+        start = lines.index("Code 2 Count 2 Share 2")
+        assert lines[start + 1:start + 9] == [f"R2-{r} 2{100 + 7 * r} 2{r}.{r}%" for r in range(8)]
+        assert "| Code 2 | Count 2 | Share 2 |\n|---|---|---|\n| R2-0 | 2100 | 20.0% |" in result.markdown
+        assert "Topic number" not in result.text
