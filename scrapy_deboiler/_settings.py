@@ -154,6 +154,12 @@ def _bool(name: str, value: Any) -> bool:
     raise DeboilerSettingsError(name, value, "expected True or False (or 1/0, 'true'/'false')")
 
 
+def _unset(value: Any) -> bool:
+    """None, or what ``-s NAME=None`` and ``-s NAME=`` give on Scrapy's
+    command line (strings): how a setting that may be None is turned off."""
+    return value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))
+
+
 def _int(name: str, value: Any, low: int, high: int | None = None) -> int:
     n: int | None = None
     if isinstance(value, int) and not isinstance(value, bool):
@@ -174,7 +180,7 @@ def _int(name: str, value: Any, low: int, high: int | None = None) -> int:
 
 
 def _processes(value: Any, redis_url: Any) -> int:
-    if value is None:
+    if _unset(value):
         return _default_processes(redis_url)
     n = _int("DEBOILER_PROCESSES", value, 0, 64)
     if n and os.name != "posix":
@@ -198,7 +204,7 @@ def _float(name: str, value: Any, low_exclusive: float, high: float) -> float:
 
 
 def _field(name: str, value: Any, optional: bool = False) -> str | None:
-    if value is None and optional:
+    if optional and _unset(value):
         return None
     if isinstance(value, str) and value.strip() and value == value.strip():
         return value
@@ -232,7 +238,7 @@ def _writable_dir(name: str, value: Any, where: Callable[[str], str]) -> str:
 def _writable_file(name: str, value: Any) -> str | None:
     """A file to write at the end of the crawl: its folder must exist and be
     writable, and the path must not be a folder."""
-    if value is None:
+    if _unset(value):
         return None
     if not isinstance(value, (str, os.PathLike)) or not os.fspath(value).strip():
         raise DeboilerSettingsError(name, value, "expected a file path, or None")
@@ -266,7 +272,7 @@ _PREFIX = re.compile(r"[A-Za-z0-9_.:{}-]{1,100}\Z")
 def _redis_url(name: str, value: Any) -> str | None:
     """None (local mode), or a redis://, rediss:// or unix:// URL; the
     client library must be installed."""
-    if value is None or (isinstance(value, str) and not value.strip()):
+    if _unset(value):
         return None
     if not isinstance(value, str) or urlsplit(value.strip()).scheme not in ("redis", "rediss", "unix"):
         raise DeboilerSettingsError(name, _hide_password(value),
@@ -342,7 +348,8 @@ def _read_settings(settings: Any, where: Callable[[str], str], check_paths: bool
     signatures_dir = raw("DEBOILER_SIGNATURES_DIR")
     if check_paths:
         signatures_dir = _writable_dir("DEBOILER_SIGNATURES_DIR", signatures_dir, where)
-    report = _writable_file("DEBOILER_REPORT", raw("DEBOILER_REPORT")) if check_paths else raw("DEBOILER_REPORT")
+    report = raw("DEBOILER_REPORT")
+    report = _writable_file("DEBOILER_REPORT", report) if check_paths else None if _unset(report) else report
     return DeboilerSettings(
         enabled=enabled(settings),
         min_pages=_int("DEBOILER_MIN_PAGES", raw("DEBOILER_MIN_PAGES"), 2),
@@ -358,7 +365,7 @@ def _read_settings(settings: Any, where: Callable[[str], str], check_paths: bool
         learn=_bool("DEBOILER_LEARN", raw("DEBOILER_LEARN")),
         watchdog_interval=_float("DEBOILER_WATCHDOG_INTERVAL", raw("DEBOILER_WATCHDOG_INTERVAL"), 0, 60),
         inline_max_bytes=_int("DEBOILER_INLINE_MAX_BYTES", raw("DEBOILER_INLINE_MAX_BYTES"), 0),
-        threads=_default_threads() if threads is None else _int("DEBOILER_THREADS", threads, 1, 64),
+        threads=_default_threads() if _unset(threads) else _int("DEBOILER_THREADS", threads, 1, 64),
         processes=_processes(raw("DEBOILER_PROCESSES"), raw("DEBOILER_REDIS_URL")),
         markdown=_bool("DEBOILER_MARKDOWN", raw("DEBOILER_MARKDOWN")),
         markdown_field=fields["DEBOILER_MARKDOWN_FIELD"],

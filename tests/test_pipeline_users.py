@@ -665,6 +665,24 @@ async def test_scrapy_crawl_with_a_bad_setting_fails_naming_it(tmp_path):
     assert "DEBOILER_WATCHDOG_INTERVAL = '0': must be a number of seconds over 0" in log
 
 
+def test_none_on_the_command_line_turns_an_optional_setting_off(tmp_path):
+    """``scrapy crawl -s DEBOILER_REPORT=None`` gives the string "None": it
+    wrote a report to a file named None (and fields named "None"); an empty
+    value was an error. Both now turn off what settings.py turned on."""
+    from scrapy_deboiler import _settings
+
+    on = {"DEBOILER_REPORT": str(tmp_path / "r.html"), "DEBOILER_COMMENTS_FIELD": "comments",
+          "DEBOILER_ENCODING_FIELD": "encoding", "DEBOILER_SIGNATURES_DIR": str(tmp_path / "sigs")}
+    for off in ("None", "none", "", " "):
+        settings = Settings(on, priority="project")
+        settings.setdict({name: off for name in ("DEBOILER_REPORT", "DEBOILER_COMMENTS_FIELD",
+                                                 "DEBOILER_ENCODING_FIELD", "DEBOILER_THREADS",
+                                                 "DEBOILER_PROCESSES", "DEBOILER_REDIS_URL")}, priority="cmdline")
+        cfg = _settings.read_settings(settings)
+        assert (cfg.report, cfg.comments_field, cfg.encoding_field, cfg.redis_url) == (None,) * 4, off
+        assert cfg.threads >= 1 and cfg.processes in (0, 1)
+
+
 @pytest.mark.parametrize(("cores", "processes", "threads"), [(1, 0, 1), (2, 1, 1), (4, 1, 3), (16, 1, 4)])
 def test_cleaning_goes_to_a_worker_process_where_there_is_a_second_core(monkeypatch, cores, processes, threads):
     from scrapy_deboiler import _settings
