@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import time
 from collections.abc import Iterator
 from hashlib import sha256
@@ -99,13 +98,25 @@ def model_to_json(domain: str, model: SiteModel) -> dict:
     return doc
 
 
+def _new_temp(path: Path) -> tuple[int, str]:
+    """A new temporary file beside ``path`` (named as ``sweep`` finds it),
+    created with the process's umask as any file it writes (mkstemp's are
+    0600: signature files shared by users or containers were unreadable)."""
+    while True:
+        tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
+        except FileExistsError:
+            continue
+
+
 def dump_model(domain: str, model: SiteModel, path: str | os.PathLike) -> Path:
     """Write ``model`` to ``path`` atomically: a temporary file in the same
     folder, flushed to disk, then renamed over the target."""
     path = Path(path)
     data = json.dumps(model_to_json(domain, model), indent=1, sort_keys=True) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _new_temp(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(data)

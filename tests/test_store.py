@@ -31,6 +31,20 @@ def test_round_trip(tmp_path, model):
     assert set(doc) >= {"created", "params", "signatures", "pairs", "generator"}
 
 
+def test_files_are_made_with_the_umask_as_other_files_are(tmp_path, model):
+    """Signature files are shared (other users, containers, a web server):
+    written through a temporary file, they came out 0600 whatever the umask."""
+    old = os.umask(0o022)
+    try:
+        path = SignatureStore(tmp_path).save("a.example", model)
+        assert path.stat().st_mode & 0o777 == 0o644
+        os.umask(0o077)
+        assert SignatureStore(tmp_path).save("a.example", model).stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old)
+    assert os.listdir(tmp_path) == [path.name]
+
+
 def test_source_date_epoch_makes_files_reproducible(tmp_path, model, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     a = dump_model("a.example", model, tmp_path / "a.json").read_bytes()
