@@ -803,7 +803,7 @@ def select_content(root: etree._Element, model: ContentModel | None = None,
     tags = [b.tag if type(b) is _TableBlock else b.element.tag for b in kept]
     # Block texts are collapsed to one line (what the model reads); a kept
     # <pre> (code) is written with its own line breaks and indentation.
-    texts = [pre_text(b.element, _NESTED_BLOCKS) if tag == "pre" else b.text for b, tag in zip(kept, tags)]
+    texts = [pre_text(b.element, _NESTED_BLOCKS, skip) if tag == "pre" else b.text for b, tag in zip(kept, tags)]
     text = "\n".join(texts)
     # Other block texts hold no line breaks, so one escape of the joined
     # text gives each block's: 0.4 ms less a long page.

@@ -99,15 +99,18 @@ def layout_table(table: etree._Element) -> bool:
     return any(isinstance(el.tag, str) and el.tag in _LAYOUT_TAGS for el in table.iterdescendants())
 
 
-def pre_text(pre: etree._Element, leave_out: frozenset[str] = frozenset()) -> str:
+def pre_text(pre: etree._Element, leave_out: frozenset[str] = frozenset(),
+             skip: set | frozenset = frozenset()) -> str:
     """The text of a ``<pre>`` as it shows: its line breaks and indentation
     kept (code), trailing spaces and blank first and last lines dropped,
-    what a browser does not show left out, and elements of ``leave_out``
-    (blocks of their own to the caller) too; their tails stay."""
+    what a browser does not show left out, and so are elements of
+    ``leave_out`` (blocks of their own to the caller) and the subtrees in
+    ``skip`` (boilerplate); their tails stay."""
     parts: list[str] = []
     walker = etree.iterwalk(pre, events=("start", "end"))
     for event, el in walker:
-        shown = isinstance(el.tag, str) and el.tag not in SKIP_TAGS and (el is pre or el.tag not in leave_out)
+        shown = isinstance(el.tag, str) and el.tag not in SKIP_TAGS and (
+            el is pre or (el.tag not in leave_out and el not in skip))
         if event == "start":
             if not shown:
                 walker.skip_subtree()  # its end event still comes: the tail is kept there

@@ -1,4 +1,5 @@
 import pytest
+from lxml import html as lxml_html
 
 from scrapy_deboiler import parse_html, tree_text
 
@@ -68,3 +69,13 @@ def test_character_references_to_control_characters_do_not_fail_the_page(mode):
         assert f"Part {n} of the long report." in result.text
         assert "Home News Sport" not in result.text
         assert f"Part {n} of the long report." in result.markdown
+
+
+def test_pre_text_keeps_lines_and_indentation_and_leaves_out_what_it_is_told():
+    from scrapy_deboiler._text import pre_text
+
+    root = lxml_html.fromstring("<div><pre>\n#!/bin/sh\n<span class='b'>shared</span>\n  echo <b>hi</b>  <!-- c -->"
+                                "<script>x()</script>\n<p>own block</p>tail<br>  last   \n\n</pre></div>")
+    pre = root.find(".//pre")
+    assert pre_text(pre) == "#!/bin/sh\nshared\n  echo hi\nown blocktail\n  last"
+    assert pre_text(pre, frozenset({"p"}), {pre.find("span")}) == "#!/bin/sh\n\n  echo hi\ntail\n  last"
