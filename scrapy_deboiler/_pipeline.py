@@ -966,7 +966,7 @@ class DeboilerPipeline:
             self._inc("sites_provisional")
         self._save(site, model)
 
-    def _start_fit(self, site: _Site, pages: list[_HeldPage], reason: str = "") -> None:
+    def _start_fit(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
         site.hold.busy = True
         self.busy += 1
         started = time.perf_counter()

@@ -84,18 +84,24 @@ async def test_item_types_through_the_addon(tmp_path, item_type):
     assert all(not i.get("html") for i in items)
 
 
-@pytest_twisted.ensureDeferred
-async def test_items_that_cannot_take_the_fields_pass_unchanged_with_one_warning(tmp_path, caplog):
+async def crawl_with_items_of(tmp_path, caplog, item_type) -> tuple:
+    """A crawl of 7 pages whose spider yields ``item_type`` items: (crawler,
+    items, the warnings that fields could not be added)."""
     a, pa = serve_site(7, "alpha")
     caplog.set_level(logging.WARNING)
     try:
-        crawler, items = await crawl(tmp_path, [a], spider_kwargs={"item_type": BareItem})
+        crawler, items = await crawl(tmp_path, [a], spider_kwargs={"item_type": item_type})
     finally:
         close(pa)
     check_all_items_reached_the_feed(crawler, items)
+    return crawler, items, [r.getMessage() for r in caplog.records if "cannot add" in r.getMessage()]
+
+
+@pytest_twisted.ensureDeferred
+async def test_items_that_cannot_take_the_fields_pass_unchanged_with_one_warning(tmp_path, caplog):
+    crawler, items, warnings = await crawl_with_items_of(tmp_path, caplog, BareItem)
     assert all(i["html"] and "clean_text" not in i for i in items)
-    warnings = [r for r in caplog.records if "cannot add" in r.getMessage()]
-    assert len(warnings) == 1 and "BareItem" in warnings[0].getMessage()
+    assert len(warnings) == 1 and "BareItem" in warnings[0]
     assert stat(crawler, "deboiler/items_unwritable") == 7
 
 
@@ -124,16 +130,9 @@ async def test_attrs_items_stay_whole_objects_after_the_pipeline(tmp_path):
 
 @pytest_twisted.ensureDeferred
 async def test_items_lacking_some_clean_fields_get_the_others_and_one_warning(tmp_path, caplog):
-    a, pa = serve_site(7, "alpha")
-    caplog.set_level(logging.WARNING)
-    try:
-        crawler, items = await crawl(tmp_path, [a], spider_kwargs={"item_type": NoHtmlFieldOutItem})
-    finally:
-        close(pa)
-    check_all_items_reached_the_feed(crawler, items)
+    crawler, items, warnings = await crawl_with_items_of(tmp_path, caplog, NoHtmlFieldOutItem)
     assert all(i["clean_text"] and i["deboiler"]["status"] == "cleaned" and "clean_html" not in i
                and "html" not in i for i in items)
-    warnings = [r.getMessage() for r in caplog.records if "cannot add" in r.getMessage()]
     assert len(warnings) == 1 and "cannot add clean_html to NoHtmlFieldOutItem" in warnings[0]
     assert "the other fields are written" in warnings[0]
     assert stat(crawler, "deboiler/items_cleaned") == 7 and stat(crawler, "deboiler/items_partly_written") == 7
