@@ -15,7 +15,7 @@ from ._markdown import content_tree, tree_markdown
 from ._model import FitParams, SiteModel
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import drop as _drop
-from ._text import tree_text
+from ._text import layout_table, tree_text
 
 try:
     from . import _speedups
@@ -141,11 +141,81 @@ def _phrase(el: etree._Element) -> bool:
     return True
 
 
+def _text_chars(el: etree._Element) -> int:
+    """Characters of text in ``el``, whitespace left out (tables indent
+    their markup with it)."""
+    return sum(len(t) - sum(map(t.count, " \t\n\r\xa0")) for t in el.itertext())
+
+
+#: A cell holding more text than this (characters, whitespace left out) is
+#: running text: its table lays out a page, old-style, without the block
+#: tags ``_text.layout_table`` looks for.
+_LONG_CELL = 200
+
+
+def _data_table(table: etree._Element, found: list[etree._Element]) -> bool:
+    """Whether ``table`` is a grid of data whose shared parts (``found``,
+    the entries inside it) are its header row and label column: not a
+    layout table (block tags or a cell of running text inside), two or
+    more rows of two or more cells, not mostly links, not a month's
+    calendar, and with a row of its own text. A table whose rows all match
+    (a calendar, a table of links) is template even when its caption
+    changes from page to page."""
+    if layout_table(table):
+        return False
+    grid = days = 0
+    rows = list(table.iter("tr"))
+    for row in rows:
+        cells = [c for c in row if c.tag in ("td", "th")]
+        grid += len(cells) >= 2
+        for cell in cells:
+            if _text_chars(cell) > _LONG_CELL:
+                return False
+            text = "".join(cell.itertext()).strip()
+            days += text.isdigit() and len(text) <= 2
+    if grid < 2 or days >= 28:
+        return False
+    if 2 * sum(_text_chars(a) for a in table.iter("a")) > _text_chars(table):
+        return False
+    inside = set(found)
+    for row in rows:
+        if row in inside or any(a in inside for a in row.iterancestors() if a is not table):
+            continue
+        own = _text_chars(row) - sum(_text_chars(el) for el in row.iterdescendants() if el in inside)
+        if own > 0:
+            return True
+    return False
+
+
+def _outside_data_tables(signed: SignedTree, found: list[int]) -> list[int]:
+    """``found`` without the entries inside a data table (``_data_table``).
+    A table's header row and label column are the same on every page of a
+    site, so they matched as template, and removing them left numbers
+    without their names ("2100 20.0%" for "North 2100 20.0%"). A data table
+    is kept or removed as a whole."""
+    if not found:
+        return found
+    tables: dict[etree._Element, list[int]] = {}
+    free = []
+    for i, table in zip(found, signed.tables(found)):
+        if table is None:
+            free.append(i)
+        else:
+            tables.setdefault(table, []).append(i)
+    if not tables:
+        return found
+    for table, entries in tables.items():
+        if not _data_table(table, [signed.element(i) for i in entries]):
+            free.extend(entries)
+    return sorted(free, reverse=True)  # outermost's order: last first
+
+
 def outermost_dropped(signed: SignedTree, signatures: frozenset[str] | set[str],
                       phrases: bool = False) -> list[int]:
-    """The entries of ``outermost`` that cleaning removes; with ``phrases``
-    not those that are words of the page's own text (``PHRASE_TAGS``)."""
-    found = outermost(signed, signatures)
+    """The entries of ``outermost`` that cleaning removes: not those inside
+    a data table, and with ``phrases`` not those that are words of the
+    page's own text (``PHRASE_TAGS``)."""
+    found = _outside_data_tables(signed, outermost(signed, signatures))
     return [i for i in found if not _phrase(signed.element(i))] if phrases else found
 
 

@@ -719,7 +719,8 @@ def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:
     their own, short and often numbers, which the model scores low one by
     one: a trial's article tables kept 7 of 27, header rows lost. A table
     (not a layout table, rows not mostly links) whose rows are a third or
-    more kept, or that sits between kept blocks, keeps every block in it."""
+    more kept, or that sits between kept blocks (other such tables beside
+    it do not count as a gap), keeps every block in it."""
     tables: dict[etree._Element, list[int]] = {}
     for i, b in enumerate(blocks):
         if (b.tag if type(b) is _TableBlock else b.element.tag) != "tr":
@@ -729,6 +730,7 @@ def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:
             t = t.getparent()
         if t is not None:
             tables.setdefault(t, []).append(i)
+    spans = []
     for table, rows in tables.items():
         lo, hi = rows[0], rows[-1]
         span = range(lo, hi + 1)
@@ -737,7 +739,15 @@ def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:
         chars = sum(len(blocks[j].text) for j in span)
         if sum(blocks[j].link_chars for j in span) * 2 > chars:
             continue  # a table of links: navigation
-        around = lo > 0 and kept[lo - 1] and hi + 1 < len(blocks) and kept[hi + 1]
+        spans.append((span, rows))
+    in_tables = {j for span, _ in spans for j in span}
+    for span, rows in spans:
+        before, after = span.start - 1, span.stop
+        while before in in_tables:
+            before -= 1
+        while after in in_tables:
+            after += 1
+        around = before >= 0 and kept[before] and after < len(blocks) and kept[after]
         if around or 3 * sum(kept[j] for j in rows) >= len(rows):
             for j in span:
                 kept[j] = True

@@ -174,6 +174,17 @@ class SignedTree:
             return self._elements[i]
         return _speedups.element_at(self._root, self._addresses[i])
 
+    def tables(self, entries: list[int]) -> list[etree._Element | None]:
+        """Each entry's nearest enclosing ``table`` element, or None; element
+        proxies only for the tables (compiled walk)."""
+        if self._addresses is None:
+            return [next(self.element(i).iterancestors("table"), None) for i in entries]
+        tables = _speedups.nearest_tables([self._addresses[i] for i in entries])
+        made: dict[int, etree._Element] = {}
+        for t in set(tables) - {0}:
+            made[t] = _speedups.element_at(self._root, t)
+        return [made.get(t) for t in tables]
+
     def addresses(self, entries: list[int]) -> list[int] | None:
         """libxml2 node addresses of these entries (compiled walk only)."""
         if self._addresses is None:

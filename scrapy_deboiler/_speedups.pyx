@@ -378,6 +378,23 @@ def element_at(object root, size_t address):
     return cetree.elementFactory(el._doc, <xmlNode*>address)
 
 
+def nearest_tables(list addresses):
+    """For each node address from ``sign_tree``, the address of the nearest
+    ``table`` element holding it (0 for none): which boilerplate subtrees
+    lie in tables, without an element proxy each."""
+    cdef xmlNode* node
+    cdef size_t a
+    cdef list out = []
+    for a in addresses:
+        node = (<xmlNode*>a).parent
+        while node != NULL and node.type == ELEMENT:
+            if node.ns == NULL and node.name != NULL and strcmp(<const char*>node.name, "table") == 0:
+                break
+            node = node.parent
+        out.append(<size_t>node if node != NULL and node.type == ELEMENT else 0)
+    return out
+
+
 cdef bint unsettable_text(xmlNode* node) noexcept nogil:
     """A text node holding characters lxml refuses in text set from Python
     (C0 controls but tab, newline and CR; U+FFFE, U+FFFF: they come from

@@ -130,3 +130,38 @@ def test_library_misuse_is_named(call, message):
     with pytest.raises(TypeError, match=message.replace("(", r"\(").replace(")", r"\)")):
         call()
     assert Page(bytearray(b"<p>bytes</p>")).root is not None  # bytearray is bytes enough
+
+
+@pytest.mark.parametrize("mode", ["boilerplate", "content"])
+def test_a_data_tables_header_row_and_label_column_stay(mode):
+    """A table's header row and label column are the same on every page of
+    a site, so they matched as template: boilerplate mode left "2100 20.0%"
+    for "North 2100 20.0%", and content mode then dropped the tables. A data
+    table is kept or removed as a whole; cells of a layout table, and a data
+    table all the pages share, still go."""
+    pages = site_pages("stats.example", 8)
+    regions = ["North", "South", "East", "West", "Centre", "Islands"]
+    table = ("<table><thead><tr><th>Region</th><th>Count</th><th>Share</th></tr></thead><tbody>"
+             + "".join(f"<tr><td>{name}</td><td>{{k}}{100 + 7 * r}</td><td>{{k}}{r}.{r}%</td></tr>"
+                       for r, name in enumerate(regions))
+             + "</tbody></table>")
+    spec = "<table>" + "".join(f"<tr><th>{label}</th><td>{{k}}{i} units</td></tr>"
+                               for i, label in enumerate(["Weight", "Height", "Width"])) + "</table>"
+    article = ("<p>The agency published its count for district {k} on Monday, and the figures below show "
+               "how each region compares with the year before.</p>" + table + spec
+               + "<p>Officials in district {k} said the numbers would be revised once late returns arrive.</p>")
+    layout = ("<table><tr><td><div><p>Member services: call the help line any weekday.</p></div></td>"
+              "<td><div><p>Today's puzzle is number {k}.</p></div></td></tr></table>")
+    hours = "<table><tr><th>Opening hours</th><td>9 to 5</td></tr><tr><th>Weekends</th><td>closed</td></tr></table>"
+    htmls = [h.replace("</article>", article.format(k=k) + "</article>")
+             .replace("</body>", layout.format(k=k) + hours + "</body>") for k, (_, h, _) in enumerate(pages)]
+    model = SiteModel.fit([Page(h, u) for (u, _, _), h in zip(pages, htmls)])
+    result = clean_page(Page(htmls[2], pages[2][0]), model, mode=mode, markdown=True)
+    lines = result.text.splitlines()
+    start = lines.index("Region Count Share")
+    assert lines[start + 1:start + 10] == [f"{name} 2{100 + 7 * r} 2{r}.{r}%" for r, name in enumerate(regions)] + [
+        "Weight 20 units", "Height 21 units", "Width 22 units"]
+    assert "| Region | Count | Share |\n|---|---|---|\n| North | 2100 | 20.0% |" in result.markdown
+    assert "Member services" not in result.text and "Opening hours" not in result.text
+    if mode == "boilerplate":
+        assert "Today's puzzle is number 2." in lines

@@ -29,6 +29,10 @@ def same(root, scheme=SignatureScheme()):
     for i in range(len(fast.signatures)):  # starts cover exactly the subtree
         inside = {pos[id(d)] for d in fast.element(i).iterdescendants() if id(d) in pos}
         assert all(fast.starts[i] <= j < i for j in inside)
+    fast_tables = fast.tables(list(range(len(fast.signatures))))  # nearest enclosing tables
+    py_tables = py.tables(list(range(len(py.signatures))))
+    assert sorted((id(e), id(t)) for e, t in zip(fast.elements, fast_tables)) == sorted(
+        (id(e), id(t)) for e, t in zip(py.elements, py_tables))
     py_blocks = _content.page_blocks_py(root)
     blocks = [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars, b.words)
               for b in _content.page_blocks(root)]
@@ -84,6 +88,7 @@ def test_generated_pages(i):
     "", "<p>x</p>", "<html><body>top<div>a<!-- c -->b<?pi x?>c</div>tail</body></html>",
     "<div><script>var a = 1;</script><style>p {}</style>text</div>",
     "<pre>a\n<b>b\nc</b>\nd</pre>after\nline", "<table><tr><td>1<td>2</table>",
+    "<table><tr><td><table><tr><th>in</th></tr></table>out</td></tr></table><p>after</p>",
     "<div><a>one</a><a>two</a><a>three</a><a>four</a></div>",
     "<p>Straße ΣΊΣΥΦΟΣ \u00a0 ﬁ</p><![CDATA[x]]>",
     # Whitespace str.split() knows beyond ASCII, and characters whose
