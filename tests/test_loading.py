@@ -1,5 +1,6 @@
 from lxml import etree
 
+from hostile import LIBXML2_LIMITS_DEPTH
 from scrapy_deboiler import parse_html, tree_text
 
 
@@ -33,7 +34,7 @@ def test_content_deeper_than_libxml2_limit_is_kept():
         parsed = parse_html(html)
         text = tree_text(parsed.root)
         assert "DEEP" in text and "after" in text, depth
-        assert ("depth-flattened" in parsed.notes) == (depth > 2048)
+        assert ("depth-flattened" in parsed.notes) == (depth > 2048 and LIBXML2_LIMITS_DEPTH)
 
 
 def test_unclosed_deep_nesting_is_kept():
@@ -69,8 +70,12 @@ def test_a_title_never_closed_does_not_swallow_the_page():
             + "<p>The article has a great deal of text in it, sentence after sentence.</p>" * 12
             + "</body></html>")
     parsed = parse_html(page)
-    assert parsed.notes == ["title-closed"]
-    assert parsed.root.findtext(".//title") == "Weekly notes"
+    # libxml2 2.14 and later read the rest of the page into the title; older
+    # ones end it at </head>, and there is nothing to repair.
+    raw = etree.fromstring(page, etree.HTMLParser()).find("body")
+    swallowed = raw is None or "sentence after sentence" not in "".join(raw.itertext())
+    assert parsed.notes == (["title-closed"] if swallowed else [])
+    assert parsed.root.findtext(".//title").strip() == "Weekly notes"
     assert tree_text(parsed.root).count("sentence after sentence") == 12
 
 
