@@ -383,7 +383,7 @@ class _Spill:
 def _items(path: str | os.PathLike, options: BatchOptions, counts: Counter) -> Iterator[tuple[int, Item]]:
     """(line or record number, item) of every input record."""
     if is_archive(path):
-        for n, page in enumerate(archive_pages(path, counts), 1):
+        for n, page in enumerate(archive_pages(path, counts, options.limits.max_bytes), 1):
             body = page.pop("html")
             fields = {"warc_record_id": page["warc_record_id"], options.url_field: page["url"],
                       "warc_date": page["warc_date"], "encoding": page["encoding"]}

@@ -375,7 +375,11 @@ def main(argv: list[str] | None = None) -> int:
         options = _options(args)
         start = time.perf_counter()
         if args.command == "fit":
-            sites = fit_file(args.input, options, store, refit=args.refit)
+            try:
+                sites = fit_file(args.input, options, store, refit=args.refit)
+            except DamagedInput as e:  # as clean says it: the sites were fitted on what was read
+                print(f"scrapy-deboiler: error: {e}; the sites were fitted on their records", file=sys.stderr)
+                return 1
             log.info("%d sites: %d fitted, %d from files, %d too small%s (%.1fs)", sum(sites.values()),
                      sites["fitted"], sites["file"], sites["too_small"],
                      ", and pages without a host in their URL" if sites["no_host"] else "",
@@ -392,8 +396,9 @@ def main(argv: list[str] | None = None) -> int:
         left_out = {k.split("/", 1)[1]: n for k, n in totals.items() if k.startswith("archive/")}
         if left_out:
             log.info("archive: %d records, %d HTML responses; left out: %d not responses, %d with a "
-                     "non-2xx status, %d not HTML", left_out.get("records", 0), left_out.get("html", 0),
-                     left_out.get("not_response", 0), left_out.get("status", 0), left_out.get("not_html", 0))
+                     "non-2xx status, %d not HTML%s", left_out.get("records", 0), left_out.get("html", 0),
+                     left_out.get("not_response", 0), left_out.get("status", 0), left_out.get("not_html", 0),
+                     f", {left_out['undecodable']} HTML bodies not decodable" if left_out.get("undecodable") else "")
         if totals["records"] and totals["error"] == totals["records"]:
             # Every record written, none cleaned: a script must not take that for success.
             hint = "" if is_archive(args.input) else (

@@ -200,3 +200,173 @@ def test_a_truncated_compressed_json_lines_file_keeps_the_records_before_the_cut
     assert proc.returncode == 1 and "truncated or corrupt" in proc.stderr and "Traceback" not in proc.stderr
     out = read(tmp_path / "out.jsonl")
     assert 0 < len(out) < len(recs) and [o["id"] for o in out] == [r["id"] for r in recs[: len(out)]]
+
+
+@pytest.fixture(scope="module")
+def encoded_crawl(tmp_path_factory):
+    """wget's WARC of three sites whose server sends its pages chunked,
+    gzip-compressed (wget asks for it), and both: archivers store bodies as
+    they came, so the WARC holds chunk sizes and gzip data."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    from sitegen import site_pages
+
+    sites = {kind: {u.split("/", 3)[3]: h.encode("utf-8") for u, h, _ in site_pages(f"{kind}.example", 6)}
+             for kind in ("chunked", "gzip", "both")}
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:  # noqa: N802
+            kind, _, path = self.path.lstrip("/").partition("/")
+            body = sites[kind][path]
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            if kind != "chunked" and "gzip" in self.headers.get("Accept-Encoding", ""):
+                body = gzip.compress(body)
+                self.send_header("Content-Encoding", "gzip")
+            if kind == "gzip":
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for at in range(0, len(body), 700):
+                piece = body[at:at + 700]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.write(b"0\r\n\r\n")
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    out = tmp_path_factory.mktemp("encoded")
+    urls = {f"{base}/{kind}/{path}": html for kind, pages in sites.items() for path, html in pages.items()}
+    try:
+        subprocess.run(["wget", "--no-verbose", "--compression=gzip", f"--warc-file={out / 'enc'}",
+                        f"--directory-prefix={out / 'files'}", *urls], check=True, timeout=300, capture_output=True)
+    finally:
+        server.shutdown()
+    return out / "enc.warc.gz", urls
+
+
+def test_chunked_and_compressed_bodies_are_decoded_as_a_crawl_would_have(tmp_path, encoded_crawl):
+    """Chunk sizes came out inside the text ("labo 2bc ratory") and gzip
+    bodies were skipped as binary: the pages are the ones the server sent."""
+    warc, pages = encoded_crawl
+    raw = gzip.decompress(warc.read_bytes())
+    assert b"Transfer-Encoding: chunked" in raw and b"Content-Encoding: gzip" in raw  # as sent
+    proc = run_cli("clean", warc, tmp_path / "warc.jsonl", "--min-pages", "3")
+    assert proc.returncode == 0, proc.stderr
+    out = read(tmp_path / "warc.jsonl")
+    assert sorted(o["url"] for o in out) == sorted(pages)
+    write(tmp_path / "pages.jsonl", [{"url": u, "html": h.decode()} for u, h in sorted(pages.items())])
+    assert run_cli("clean", tmp_path / "pages.jsonl", tmp_path / "jsonl.jsonl", "--min-pages", "3").returncode == 0
+    by_url = {o["url"]: o for o in read(tmp_path / "jsonl.jsonl")}
+    for o in out:
+        assert o["deboiler"]["status"] == "cleaned" and o["clean_text"]
+        assert o["clean_text"] == by_url[o["url"]]["clean_text"]
+        assert o["clean_html"] == by_url[o["url"]]["clean_html"]
+
+
+def test_http_payloads_cut_short_unknown_or_stored_decoded(tmp_path):
+    from scrapy_deboiler._warc import http_payload
+
+    page = b"<html><body><p>" + b"words " * 400 + b"</p></body></html>"
+    chunked = b"".join(b"%x;ext=1\r\n%s\r\n" % (len(page[i:i + 300]), page[i:i + 300])
+                       for i in range(0, len(page), 300)) + b"0\r\n\r\n"
+    assert http_payload(chunked, "chunked", None, 10**6) == (page, None)
+    cut = http_payload(chunked[:500], "chunked", None, 10**6)[0]  # what a body cut short has
+    assert len(cut) > 300 and page.startswith(cut)
+    assert http_payload(page, "chunked", "gzip", 10**6) == (page, None)  # stored decoded, headers kept
+    packed = gzip.compress(page)
+    assert http_payload(packed, None, "gzip", 10**6) == (page, None)
+    cut = http_payload(packed[:len(packed) // 2], None, "gzip", 10**6)[0]
+    assert cut and page.startswith(cut)
+    assert http_payload(packed, None, "gzip", 100) == (page[:100], None)  # a bomb stops at the cap
+    import zlib as _zlib
+
+    raw_deflate = _zlib.compressobj(wbits=-15)
+    raw_deflate = raw_deflate.compress(page) + raw_deflate.flush()
+    assert http_payload(raw_deflate, None, "deflate", 10**6) == (page, None)
+    assert http_payload(_zlib.compress(page), None, "deflate", 10**6) == (page, None)
+    assert http_payload(b"\x00\x01 not gzip", None, "gzip", 10**6) == (None, "Content-Encoding gzip could not be decoded")
+    assert http_payload(page, None, "compress", 10**6)[0] is None
+
+
+@pytest.mark.parametrize("where", ["middle", "end"])
+def test_damage_inside_a_warc_keeps_the_records_before_it(tmp_path, crawl, where):
+    """A record that cannot be read (bytes lost in the middle, junk after
+    the last record) wrote no output at all, with exit code 2 and a message
+    naming neither the file nor where."""
+    folder, _ = crawl
+    data = (folder / "plain.warc").read_bytes()
+    full = run_cli("clean", folder / "plain.warc", tmp_path / "full.jsonl")
+    urls = [o["url"] for o in read(tmp_path / "full.jsonl")]
+    if where == "middle":  # a record's header garbled halfway through the file
+        at = data.index(b"WARC/1.0\r\nWARC-Type: response", len(data) // 2)
+        data = data[:at] + b"XXXX/9.9" + data[at + 8:]
+    else:
+        data += b"\x00garbage the copy left behind\r\n" * 3
+    bad = tmp_path / "bad.warc"
+    bad.write_bytes(data)
+    proc = run_cli("clean", bad, tmp_path / "out.jsonl")
+    assert proc.returncode == 1, proc.stderr
+    assert str(bad) in proc.stderr and "unreadable record after byte" in proc.stderr
+    assert "the output holds their records" in proc.stderr and "Traceback" not in proc.stderr
+    out = [o["url"] for o in read(tmp_path / "out.jsonl")]
+    if where == "middle":
+        assert 0 < len(out) < len(urls)
+    assert out == urls[: len(out)] and (where == "middle" or out == urls)
+    assert full.returncode == 0
+    fit = run_cli("fit", bad, "--signatures", tmp_path / "sigs", "--min-pages", "3")
+    assert fit.returncode == 1 and "fitted on their records" in fit.stderr  # as clean: 1, not 2
+    assert list((tmp_path / "sigs").iterdir())
+
+
+@pytest.mark.parametrize("name,content", [
+    ("notes.warc", b"These are my notes, not an archive.\n" * 20),
+    ("records.warc.gz", gzip.compress(b'{"url": "http://a.example/", "html": "<p>x</p>"}\n', mtime=0)),
+    ("crawl.warc.zst", b"(\xb5/\xfd" + b"\x00" * 40),
+], ids=["text", "json-lines", "zstd"])
+def test_a_file_that_is_no_archive_it_can_read_is_named_and_nothing_is_written(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(content)
+    proc = run_cli("clean", path, tmp_path / "out.jsonl")
+    assert proc.returncode == 2 and str(path) in proc.stderr and "Traceback" not in proc.stderr
+    assert ("not read; decompress it" if name.endswith(".zst") else "is not a WARC file") in proc.stderr
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def arc_file(tmp_path, n: int = 30) -> tuple[list[bytes], list[str]]:
+    sys.path.insert(0, os.path.dirname(__file__))
+    from sitegen import site_pages
+
+    version = b"1 0 scrapy-deboiler tests\nURL IP-address Archive-date Content-type Archive-length\n"
+    records = [b"filedesc://test.arc 0.0.0.0 20260101120000 text/plain %d\n" % len(version) + version + b"\n"]
+    pages = site_pages("arc.example", n)
+    records += [arc_record(url, "text/html; charset=utf-8", html.encode()) for url, html, _ in pages]
+    return records, [u for u, _, _ in pages]
+
+
+@pytest.mark.parametrize("packing", ["plain", "members"])
+def test_a_truncated_arc_keeps_every_whole_record_before_the_cut(tmp_path, packing):
+    """A plain ARC cut short was cleaned whole (its last record half read,
+    exit 0); a gzip one lost the whole records warcio had read ahead."""
+    records, urls = arc_file(tmp_path)
+    data = b"".join(records) if packing == "plain" else b"".join(gzip.compress(r) for r in records)
+    ends = []  # where each record ends in the file
+    for r in records:
+        ends.append((ends[-1] if ends else 0) + len(r if packing == "plain" else gzip.compress(r)))
+    cut = (ends[20] + ends[21]) // 2  # inside record 21, the 21st page
+    path = tmp_path / ("cut.arc" if packing == "plain" else "cut.arc.gz")
+    path.write_bytes(data[:cut])
+    proc = run_cli("clean", path, tmp_path / "out.jsonl")
+    assert proc.returncode == 1 and str(path) in proc.stderr and "Traceback" not in proc.stderr
+    assert "truncated" in proc.stderr
+    assert [o["url"] for o in read(tmp_path / "out.jsonl")] == urls[:20]
