@@ -16,7 +16,7 @@ def _libxml2_limits_depth() -> bool:
     "depth-flattened"); older ones read every level: nothing to repair."""
     from lxml import etree
 
-    parser = etree.HTMLParser()
+    parser = etree.HTMLParser(huge_tree=True)  # as the loader's
     etree.fromstring("<div>" * 3000 + "x", parser)
     return any("Excessive depth" in e.message for e in parser.error_log)
 
