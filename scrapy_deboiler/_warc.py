@@ -230,21 +230,23 @@ def _warc_records(path: str, cap: int) -> Iterator[tuple[str, dict | str | None]
                         rec.http_charset, body, rec.record_id or "", rec.headers.get("WARC-Date", ""),
                         http.get("Transfer-Encoding") if http else None,
                         http.get("Content-Encoding") if http else None, cap))
-            except (OSError, ValueError, zlib.error, EOFError) as e:  # FastWARC's errors on bad data
+            except Exception as e:  # FastWARC's errors on bad data (their classes vary by version)
                 if last is None:
                     raise ValueError(f"{path} is not a WARC file, or its first record is damaged ({e})") from None
                 yield last[1], last[2]
-                raise ArchiveError(f"{path}: unreadable record after byte {last[0]} ({e}); "
+                raise ArchiveError(f"{path}: unreadable record, after the record at byte {last[0]} ({e}); "
                                    "the records before it were read") from None
             if last is not None:
                 yield last[1], last[2]
             last = current
         start = last[0] if last is not None else 0
+    if last is None and size:  # FastWARC before 2.0 reads what is no WARC as no records
+        raise ValueError(f"{path} is not a WARC file (no WARC record in it)")
     problem = _tail_problem(path, start, size, gzipped)
     if last is not None and problem is None:
         yield last[1], last[2]
     if problem is not None:
-        raise ArchiveError(f"{path}: {problem} after byte {start}; the records before it were read")
+        raise ArchiveError(f"{path}: {problem}, after the record at byte {start}; the records before it were read")
 
 
 def _tail_problem(path: str, start: int, size: int, gzipped: bool) -> str | None:
@@ -267,7 +269,7 @@ def _tail_problem(path: str, start: int, size: int, gzipped: bool) -> str | None
     if end + 4 + int(length.group(1)) > len(tail):
         return "truncated record (the file is cut short)"
     if tail[end + 4 + int(length.group(1)):].strip(b"\r\n"):
-        return "unreadable data after the last record"
+        return "unreadable data"
     return None
 
 

@@ -317,7 +317,9 @@ def test_damage_inside_a_warc_keeps_the_records_before_it(tmp_path, crawl, where
     bad.write_bytes(data)
     proc = run_cli("clean", bad, tmp_path / "out.jsonl")
     assert proc.returncode == 1, proc.stderr
-    assert str(bad) in proc.stderr and "unreadable record after byte" in proc.stderr
+    # FastWARC 2 stops at the record it cannot read, earlier ones after the last one read
+    assert str(bad) in proc.stderr and re.search(r"unreadable (record|data), after the record at byte \d+",
+                                                  proc.stderr)
     assert "the output holds their records" in proc.stderr and "Traceback" not in proc.stderr
     out = [o["url"] for o in read(tmp_path / "out.jsonl")]
     if where == "middle":
