@@ -37,6 +37,7 @@ from ._report import SiteReport, write_report
 from ._settings import DEFAULTS, enabled, read_settings
 from ._store import SignatureFileError
 from ._redis import FINAL_RANK, RedisCoordinator, model_rank, pack_signatures, unpack_signatures
+from ._redis import page_key as pooled_page_key
 from ._urls import site_of_url
 
 __all__ = ["DeboilerPipeline"]
@@ -688,7 +689,9 @@ class DeboilerPipeline:
             self._offer(site, url, sigs)
             return
         if model.provisional:
-            if key in model.page_keys or key in site.pending_keys:
+            # A model fitted on a Redis pool keys its pages by URL alone.
+            if key in model.page_keys or key in site.pending_keys or (
+                    pooled_page_key(url.split("#", 1)[0]) in model.page_keys):
                 return
             site.pending.append((url, sigs))
             site.pending_keys.add(key)

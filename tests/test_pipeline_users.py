@@ -718,3 +718,31 @@ async def test_worker_processes_that_cannot_start_leave_the_cleaning_to_the_thre
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert len(errors) == 1 and "3 worker processes in a row died while starting" in errors[0]
     assert "exit status 3" in errors[0] and "threads instead" in errors[0]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_provisional_model_from_a_redis_pool_does_not_count_its_pages_twice(tmp_path):
+    """A model fitted on a Redis pool keys its pages by URL; learning keys
+    them by URL and content. The same three pages crawled again counted as
+    three more, and a site of three pages "completed" on six."""
+    from scrapy_deboiler._redis import page_key
+
+    a, pa = serve_site(12, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=6, DEBOILER_MODE="boilerplate",
+                                     CONCURRENT_REQUESTS=1, spider_kwargs={"close_after": 3})
+        (path,) = (tmp_path / "signatures").iterdir()
+        doc = json.loads(path.read_text())
+        doc["provisional"]["page_keys"] = sorted(page_key(i["url"].split("#", 1)[0]) for i in items)
+        path.write_text(json.dumps(doc))  # as a worker fitting the site's Redis pool saved it
+        (tmp_path / "items.jsonl").unlink()
+        crawler, again = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=6, DEBOILER_MODE="boilerplate",
+                                     CONCURRENT_REQUESTS=1, spider_kwargs={"close_after": 3})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, again)
+    assert sorted(i["url"] for i in again) == sorted(i["url"] for i in items)
+    assert stat(crawler, "deboiler/sites_reused_provisional") == 1 and stat(crawler, "deboiler/sites_completed") == 0
+    doc = json.loads(path.read_text())
+    assert doc["version"] == 2 and len(doc["provisional"]["page_keys"]) == 3
+    assert all(i["deboiler"]["provisional"] and i["deboiler"]["fit_pages"] == 3 for i in again)

@@ -248,3 +248,25 @@ async def test_a_quiet_crawler_holds_while_the_pool_grows_then_both_fit_the_whol
         assert {(i["deboiler"]["status"], i["deboiler"]["model"], i["deboiler"]["fit_pages"],
                  i["deboiler"].get("provisional")) for i in items} == {("cleaned", "redis", 6, True)}
     assert stat(ca, "deboiler/released/pool_quiet") == 3 and stat(ca, "deboiler/released/quiet") == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_finished_signature_file_is_shared_through_redis(tmp_path, redis_server):
+    """A finished signature file is the cluster's model: a worker that reads
+    it publishes it, so a worker without the file (a new machine) does not
+    pool and fit the site again. (A provisional file is not published: it
+    learns in the worker that read it.)"""
+    a, pa = serve_site(8, "alpha")
+    try:
+        (tmp_path / "1").mkdir()
+        await crawl(tmp_path / "1", [a], DEBOILER_MIN_PAGES=5)  # no Redis: a signature file
+        (tmp_path / "1" / "items.jsonl").unlink()
+        crawler, items = await crawl(tmp_path / "1", [a], **redis_settings(redis_server.url, DEBOILER_MIN_PAGES=5))
+        assert {i["deboiler"]["model"] for i in items} == {"file"}
+        (tmp_path / "2").mkdir()
+        crawler, items = await crawl(tmp_path / "2", [a], **redis_settings(redis_server.url, DEBOILER_MIN_PAGES=5))
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert {(i["deboiler"]["model"], i["deboiler"]["fit_pages"]) for i in items} == {("redis", 5)}
+    assert stat(crawler, "deboiler/redis/pages_pooled") == 0  # nothing fitted again
