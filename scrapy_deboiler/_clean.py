@@ -179,11 +179,21 @@ def _data_table(table: etree._Element, found: list[etree._Element]) -> bool:
         return False
     inside = set(found)
     for row in rows:
-        if row in inside or any(a in inside for a in row.iterancestors() if a is not table):
+        if _in_any(row, inside, table):
             continue
         own = _text_chars(row) - sum(_text_chars(el) for el in row.iterdescendants() if el in inside)
         if own > 0:
             return True
+    return False
+
+
+def _in_any(el: etree._Element, elements: set, stop: etree._Element) -> bool:
+    """Whether ``el`` or an ancestor below ``stop`` is one of ``elements``
+    (a row inside a shared ``tbody``)."""
+    while el is not None and el is not stop:
+        if el in elements:
+            return True
+        el = el.getparent()
     return False
 
 
