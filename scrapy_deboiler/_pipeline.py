@@ -262,6 +262,7 @@ class DeboilerPipeline:
         self._pool_trigger: Any = None
         self._unwritable: set[type] = set()
         self._warned_no_html = False
+        self._warned_min_pages = False
         self._site_lines = 0
         self._warned_bytes_kept = False
         # Items of one response share one parse and one clean.
@@ -1280,6 +1281,18 @@ class DeboilerPipeline:
             self._site_log("deboiler: %s uses the cluster's model from Redis (%d pages, %d boilerplate "
                            "signatures%s)", site.name or "?", model.pages, len(model.boilerplate),
                            ", provisional" if model.provisional else "")
+        if not model.provisional and model.pages < self.min_pages:
+            # Finished on fewer pages than this worker would fit on: another
+            # worker (or an earlier crawl) runs with a smaller setting, and its
+            # models are the cluster's. Said once: every site shows it.
+            self._inc("redis/models_under_min_pages")
+            if not self._warned_min_pages:
+                self._warned_min_pages = True
+                logger.warning("deboiler: the cluster's model of %s was fitted on %d pages, fewer than this "
+                               "worker's DEBOILER_MIN_PAGES (%d): another worker, or an earlier crawl, runs "
+                               "with a smaller one, and the cluster uses its models; give every worker the "
+                               "same (stat deboiler/redis/models_under_min_pages counts such sites)",
+                               site.name or "?", model.pages, self.min_pages)
         site.model, site.source = model, "redis"
         site.hold.pooled = model.provisional and self.redis_up
         self._inc("redis/models_provisional" if model.provisional else "redis/models")

@@ -270,3 +270,25 @@ async def test_a_finished_signature_file_is_shared_through_redis(tmp_path, redis
     check_all_items_reached_the_feed(crawler, items)
     assert {(i["deboiler"]["model"], i["deboiler"]["fit_pages"]) for i in items} == {("redis", 5)}
     assert stat(crawler, "deboiler/redis/pages_pooled") == 0  # nothing fitted again
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_worker_with_a_larger_min_pages_says_the_cluster_disagrees(tmp_path, redis_server, caplog):
+    """One worker started with DEBOILER_MIN_PAGES=3 fits the cluster's models;
+    a worker with 5 used them and said nothing (only the first worker's log
+    had a hint). It warns once, and a stat counts the sites."""
+    a, pa = serve_site(8, "alpha")
+    caplog.set_level(logging.INFO, logger="scrapy_deboiler")
+    try:
+        (tmp_path / "1").mkdir()
+        await crawl(tmp_path / "1", [a], **redis_settings(redis_server.url, DEBOILER_MIN_PAGES=3))
+        assert not [r for r in caplog.records if "DEBOILER_MIN_PAGES (" in r.getMessage()]
+        (tmp_path / "2").mkdir()
+        crawler, items = await crawl(tmp_path / "2", [a], **redis_settings(redis_server.url, DEBOILER_MIN_PAGES=5))
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert {(i["deboiler"]["model"], i["deboiler"]["fit_pages"]) for i in items} == {("redis", 3)}
+    warned = [r for r in caplog.records if "fewer than this worker's DEBOILER_MIN_PAGES (5)" in r.getMessage()]
+    assert len(warned) == 1 and warned[0].levelno == logging.WARNING
+    assert stat(crawler, "deboiler/redis/models_under_min_pages") == 1
