@@ -886,16 +886,19 @@ cdef int _text_code(Names* names, xmlNode* node, dict classes) except -1:
 
 
 def tree_text(object root, dict classes, bint finish=False):
-    """Text of ``root`` with NUL where lines break, as ``_text.tree_text_py``
-    builds it before the final whitespace pass (with ``finish``, after it:
-    ``_text.finish_text``); None for namespaced trees."""
+    """Text of ``root`` with NUL where lines break and the lines of a
+    ``<pre>`` marked, as ``_text.tree_text_py`` builds it before the final
+    whitespace pass (with ``finish``, after it, as ``_text.finish_text``
+    does, unless the page has a ``<pre>``: that is left to Python); None
+    for namespaced trees."""
     cdef cetree._Element el = <cetree._Element?>root
     cdef xmlNode* c_root = el._c_node
     cdef xmlNode* node = c_root
     cdef Buf out
     cdef bint down = True
     cdef int code
-    cdef Py_ssize_t pre = 0, i, start
+    cdef Py_ssize_t pre = 0, i, n
+    cdef bint marked = False
     cdef const char* content
     cdef Names names
     cdef Buf fin
@@ -909,12 +912,18 @@ def tree_text(object root, dict classes, bint finish=False):
                     return None
                 code = _text_code(&names, node, classes)
                 if code != SKIP:  # skipped elements are not entered
-                    if code == BLOCK or code == PRE:
+                    if code == PRE:
                         add_break(&out)
+                        add1(&out, 3)  # the first line of a <pre>
+                    elif code == BLOCK:
+                        add_break(&out)
+                        if pre:
+                            add1(&out, 1)  # a soft line of a <pre>
                     elif code == CELL:
                         add1(&out, 32)
                     if code == PRE:
                         pre += 1
+                        marked = True
                     if node.children != NULL:
                         node = node.children
                         continue
@@ -922,23 +931,29 @@ def tree_text(object root, dict classes, bint finish=False):
             elif down and (node.type == TEXT or node.type == CDATA) and node != c_root:
                 content = <const char*>node.content
                 if content != NULL:
-                    start = out.len
-                    add(&out, content, strlen(content))
-                    if pre:
-                        for i in range(start, out.len):
-                            if out.data[i] == 10:
-                                out.data[i] = 0
+                    if not pre:
+                        add(&out, content, strlen(content))
+                    else:  # each line break of the text starts a hard line
+                        n = strlen(content)
+                        for i in range(n):
+                            if content[i] == 10:
+                                add1(&out, 0)
+                                add1(&out, 2)
+                            else:
+                                add1(&out, content[i])
             if not down:
                 code = _text_code(&names, node, classes)
-                if code == BLOCK or code == PRE:
-                    add_break(&out)
-                elif code == CELL:
-                    add1(&out, 32)
                 if code == PRE:
                     pre -= 1
+                if code == BLOCK or code == PRE:
+                    add_break(&out)
+                    if pre:
+                        add1(&out, 1)
+                elif code == CELL:
+                    add1(&out, 32)
             if not step(&node, c_root, &down):
                 break
-        if finish:
+        if finish and not marked:
             if finish_lines(&out, &fin) < 0:
                 raise MemoryError()
             return PyBytes_FromStringAndSize(fin.data, fin.len).decode("utf-8", "surrogatepass")

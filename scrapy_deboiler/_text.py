@@ -30,6 +30,14 @@ BLOCK_TAGS = frozenset(
 _CELL_TAGS = frozenset(("td", "th"))
 
 _BREAK = "\x00"  # cannot occur in lxml text
+# Inside a <pre>, each line starts with a mark (lxml text holds no C0
+# controls either): its spacing is kept. The first line of a <pre> starts
+# one; a hard line is a line break of the text itself, kept even when
+# blank; a soft one starts after a block element nested in the <pre> and is
+# dropped when blank.
+_SOFT, _HARD, _FIRST = "\x01", "\x02", "\x03"
+_MARKS = (_SOFT, _HARD, _FIRST)
+_UNMARKED_BREAK = re.compile("\x00(?![\x01-\x03])")
 
 
 # Classes of tags for the compiled walk (codes as in _speedups.pyx).
@@ -47,18 +55,49 @@ except ImportError:  # not compiled: the pure-Python walk gives the same result
 
 
 def tree_text(root: etree._Element) -> str:
-    """Visible text of ``root``, one block a line, whitespace collapsed."""
+    """Visible text of ``root``, one block a line, whitespace collapsed
+    except in ``<pre>``, whose lines and indentation are kept (code)."""
     if _speedups is not None:
         text = _speedups.tree_text(root, _CLASSES, True)
-        if text is not None:
-            return text
+        if text is not None:  # finished in C, unless it holds a <pre>
+            return finish_text(text) if _BREAK in text else text
     return finish_text(tree_text_py(root))
 
 
 def finish_text(marked: str) -> str:
-    """One line per block, whitespace collapsed, blank lines dropped."""
+    """One line per block, whitespace collapsed, blank lines dropped; the
+    lines of a ``<pre>`` as ``pre_text`` gives them (trailing spaces and
+    blank first and last lines dropped)."""
     lines = marked.split(_BREAK)
-    return "\n".join(s for s in (" ".join(line.split()) for line in lines) if s)
+    if _FIRST not in marked:
+        return "\n".join(s for s in (" ".join(line.split()) for line in lines) if s)
+    out: list[str] = []
+    pre: list[str] = []
+    for line in lines:
+        if line[:1] in _MARKS:
+            if line[0] == _FIRST:
+                _add_pre(out, pre)  # the <pre> before ends here
+            shown = line[1:].rstrip()
+            if shown or line[0] == _HARD:
+                pre.append(shown)
+            continue
+        if pre:
+            _add_pre(out, pre)
+        s = " ".join(line.split())
+        if s:
+            out.append(s)
+    _add_pre(out, pre)
+    return "\n".join(out)
+
+
+def _add_pre(out: list[str], pre: list[str]) -> None:
+    while pre and not pre[-1]:
+        pre.pop()
+    start = 0
+    while start < len(pre) and not pre[start]:
+        start += 1
+    out.extend(pre[start:])
+    pre.clear()
 
 
 def tree_text_py(root: etree._Element) -> str:
@@ -80,9 +119,10 @@ def tree_text_py(root: etree._Element) -> str:
             done.append(tail or "")
             continue
         text = (el.text or "") + body
-        if tag in BLOCK_TAGS or tag == "pre":
-            if tag == "pre":
-                text = text.replace("\n", _BREAK)
+        if tag == "pre":  # its lines marked, those of a <pre> inside it already
+            text = _UNMARKED_BREAK.sub(_BREAK + _SOFT, text).replace("\n", _BREAK + _HARD)
+            text = _BREAK + _FIRST + text + _BREAK
+        elif tag in BLOCK_TAGS:
             text = _BREAK + text + _BREAK
         elif tag in _CELL_TAGS:
             text = " " + text + " "

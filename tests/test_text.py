@@ -25,6 +25,12 @@ def text(html):
         ("<ul><li>one</li><li>two</li></ul>", "one\ntwo"),
         ("<table><tr><td>a</td><td>b</td></tr><tr><td>c</td></tr></table>", "a b\nc"),
         ("<pre>line 1\nline 2</pre>", "line 1\nline 2"),
+        # A <pre>'s lines keep their indentation and blank lines (code);
+        # blank first and last lines and trailing spaces go, as pre_text's.
+        ("<p>Intro</p><pre>\n\ndef f(x):\n    return  x   \n\n    # end\n\n</pre>after",
+         "Intro\ndef f(x):\n    return  x\n\n    # end\nafter"),
+        ("<pre><div>a</div><div>  b</div>\n  c<pre>in\n  ner</pre></pre><p> x  y </p>",
+         "a\n  b\n  c\nin\n  ner\nx y"),
         ("<p>a\n   b\xa0\xa0c</p>", "a b c"),
         ("<h1>Title</h1><p>Para</p>", "Title\nPara"),
     ],
