@@ -18,6 +18,7 @@ _SCRAPY_PARTS = {
     "Addon": "._addon",
     "DeboilerPipeline": "._pipeline",
     "DeboilerSpiderMiddleware": "._middleware",
+    "FastJsonLinesItemExporter": "._exporters",
 }
 
 
@@ -33,6 +34,7 @@ __all__ = [
     "Addon",
     "DeboilerPipeline",
     "DeboilerSpiderMiddleware",
+    "FastJsonLinesItemExporter",
     "ContentModelError",
     "SignatureFileError",
     "SignatureStore",

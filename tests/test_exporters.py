@@ -1,0 +1,112 @@
+"""The opt-in JSON Lines exporter: the same JSON values as Scrapy's, in
+unit tests against Scrapy's own exporter and in a real crawl's feed."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import io
+import json
+import math
+from decimal import Decimal
+
+import pytest
+import pytest_twisted
+import scrapy
+from scrapy.exporters import JsonLinesItemExporter
+
+from crawling import crawl, serve_site
+from scrapy_deboiler import FastJsonLinesItemExporter
+from test_pipeline import close
+
+
+class Product(scrapy.Item):
+    name = scrapy.Field()
+    price = scrapy.Field()
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: float
+
+
+class Tag(str):
+    pass
+
+
+ITEMS = [
+    {"url": "http://a.example/", "clean_text": "Grüße \"quoted\" back\\slash\ttab\nline \u2028 \x01 \U0001f600 " * 50},
+    {"nested": {"list": [1, 2.5, None, True, {"deep": ["x"]}], "empty": {}}, "tuple": (1, 2)},
+    {"when": datetime.datetime(2026, 11, 25, 3, 4, 5), "day": datetime.date(2026, 11, 25),
+     "time": datetime.time(3, 4, 5), "price": Decimal("19.90"), "tags": {"b"}},
+    {"product": Product(name="lamp", price=Decimal("3.5")), "point": Point(1, 2.0), "tag": Tag("t")},
+    {"keys": {1: "int", 2.5: "float", True: "bool", None: "none"}},
+    {"big": 2 ** 70, "small": -(2 ** 63)},  # over 64 bits: Scrapy's encoder writes it
+    {"nan": float("nan"), "inf": [float("-inf")]},  # NaN, Infinity: as Scrapy writes them
+    {"floats": [0.1, 1e16, 1.5e-7, -0.0, 123456789.123]},
+]
+
+
+def export(cls, items, **kwargs) -> bytes:
+    f = io.BytesIO()
+    exporter = cls(f, **kwargs)
+    exporter.start_exporting()
+    for item in items:
+        exporter.export_item(item)
+    exporter.finish_exporting()
+    return f.getvalue()
+
+
+def same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a):
+        return math.isnan(b)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(same, a, b))
+    return a == b and type(a) is type(b)
+
+
+@pytest.mark.parametrize("kwargs", [{"encoding": "utf-8"}, {"encoding": "UTF_8"}, {},
+                                    {"encoding": "latin-1"}, {"encoding": "utf-8", "indent": 2}])
+def test_the_lines_hold_what_scrapys_exporter_writes(kwargs):
+    items = ITEMS
+    if kwargs.get("encoding") == "latin-1":  # text latin-1 can hold
+        items = [dict(i, clean_text="Grüße") if "clean_text" in i else i for i in ITEMS]
+    ours = export(FastJsonLinesItemExporter, items, **kwargs).splitlines()
+    theirs = export(JsonLinesItemExporter, items, **kwargs).splitlines()
+    assert len(ours) == len(theirs) == len(items)
+    encoding = kwargs.get("encoding") or "ascii"
+    for a, b in zip(ours, theirs):
+        assert same(json.loads(a.decode(encoding)), json.loads(b.decode(encoding))), (a[:200], b[:200])
+    if kwargs in ({"encoding": "utf-8"}, {"encoding": "UTF_8"}):
+        assert ours[0] != theirs[0]  # written by orjson (spacing), not handed to Scrapy's encoder
+    else:
+        assert ours == theirs  # ASCII escapes, another encoding or indentation: Scrapy's own
+
+
+def test_what_scrapy_cannot_write_fails_as_it_does():
+    for item in ({"bytes": b"\xff"}, {"text": "lone \ud800 surrogate"}):
+        errors = []
+        for cls in (FastJsonLinesItemExporter, JsonLinesItemExporter):
+            try:
+                export(cls, [item], encoding="utf-8")
+            except Exception as e:
+                errors.append(type(e))
+        assert len(errors) == 2 and errors[0] is errors[1]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_crawls_feed_through_it_holds_the_same_items(tmp_path):
+    a, pa = serve_site(8, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=3, FEED_EXPORT_ENCODING="utf-8", FEEDS={
+            str(tmp_path / "items.jsonl"): {"format": "jsonlines"},
+            str(tmp_path / "fast.jsonl"): {"format": "fastjsonl"}},
+            FEED_EXPORTERS={"fastjsonl": "scrapy_deboiler.FastJsonLinesItemExporter"})
+    finally:
+        close(pa)
+    fast = [json.loads(line) for line in (tmp_path / "fast.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(items) == 8 and sorted(fast, key=lambda i: i["url"]) == sorted(items, key=lambda i: i["url"])
+    assert all(i["clean_text"] and i["deboiler"]["status"] == "cleaned" for i in fast)
