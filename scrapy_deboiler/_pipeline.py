@@ -1171,10 +1171,27 @@ class DeboilerPipeline:
             self._load(site)  # pages were pooled as they came: nothing else to do
             if site.model is not None:
                 site.hold.pooled = False
+                if not site.model.provisional:
+                    self._publish_file(site, site.model)
                 self._release(site, "model")
 
         d = self._in_redis(self.redis.model, site.name)
         d.addCallbacks(found, self._redis_failed)
+        d.addErrback(self._pipeline_error)
+
+    def _publish_file(self, site: _Site, model: SiteModel) -> None:
+        """A finished model from this worker's signature file, which Redis
+        lacks, becomes the cluster's: a worker without the file (a new
+        machine) would pool and fit the site again. (A provisional one goes
+        on learning here; Redis ranks models by their pages.)"""
+        assert self.redis is not None
+
+        def done(reply: tuple[bool, SiteModel]) -> None:
+            if reply[0]:
+                self._inc("redis/files_published")
+
+        d = self._in_redis(self.redis.publish, site.name, model)
+        d.addCallbacks(done, self._redis_failed)
         d.addErrback(self._pipeline_error)
 
     def _pool_page(self, site: _Site, page: _HeldPage) -> None:

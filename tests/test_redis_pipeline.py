@@ -252,24 +252,31 @@ async def test_a_quiet_crawler_holds_while_the_pool_grows_then_both_fit_the_whol
 
 @pytest_twisted.ensureDeferred
 async def test_a_finished_signature_file_is_shared_through_redis(tmp_path, redis_server):
-    """A finished signature file is the cluster's model: a worker that reads
-    it publishes it, so a worker without the file (a new machine) does not
-    pool and fit the site again. (A provisional file is not published: it
-    learns in the worker that read it.)"""
+    """A worker whose site Redis has no model for used its signature file
+    alone: every other worker (a new machine, without the file) pooled and
+    fitted the site again, and the cluster had two models. The file's model
+    is published. (A provisional file is not: it learns where it is.)"""
+    from scrapy_deboiler import RedisCoordinator
+    from scrapy_deboiler._store import model_from_json
+
     a, pa = serve_site(8, "alpha")
     try:
         (tmp_path / "1").mkdir()
         await crawl(tmp_path / "1", [a], DEBOILER_MIN_PAGES=5)  # no Redis: a signature file
         (tmp_path / "1" / "items.jsonl").unlink()
-        crawler, items = await crawl(tmp_path / "1", [a], **redis_settings(redis_server.url, DEBOILER_MIN_PAGES=5))
-        assert {i["deboiler"]["model"] for i in items} == {"file"}
-        (tmp_path / "2").mkdir()
-        crawler, items = await crawl(tmp_path / "2", [a], **redis_settings(redis_server.url, DEBOILER_MIN_PAGES=5))
+        # One request at a time: the lookup answers long before five pages
+        # could be pooled and fitted (the pool's model would rank as high).
+        crawler, items = await crawl(tmp_path / "1", [a], CONCURRENT_REQUESTS=1,
+                                     **redis_settings(redis_server.url, DEBOILER_MIN_PAGES=5))
     finally:
         close(pa)
-    check_all_items_reached_the_feed(crawler, items)
-    assert {(i["deboiler"]["model"], i["deboiler"]["fit_pages"]) for i in items} == {("redis", 5)}
-    assert stat(crawler, "deboiler/redis/pages_pooled") == 0  # nothing fitted again
+    assert {i["deboiler"]["model"] for i in items} == {"file"}
+    (site,) = {i["deboiler"]["site"] for i in items}
+    (path,) = (tmp_path / "1" / "signatures").iterdir()
+    published = RedisCoordinator(redis_server.url, min_pages=5).model(site)
+    _, own = model_from_json(json.loads(path.read_text()))
+    assert published is not None and (published.pages, published.support) == (own.pages, own.support)
+    assert stat(crawler, "deboiler/redis/files_published") == 1
 
 
 @pytest_twisted.ensureDeferred
