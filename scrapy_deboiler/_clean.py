@@ -141,10 +141,14 @@ def _phrase(el: etree._Element) -> bool:
     return True
 
 
+def _chars(text: str) -> int:
+    """Characters of ``text``, whitespace left out (tables indent their
+    markup with it)."""
+    return len(text) - sum(map(text.count, " \t\n\r\xa0"))
+
+
 def _text_chars(el: etree._Element) -> int:
-    """Characters of text in ``el``, whitespace left out (tables indent
-    their markup with it)."""
-    return sum(len(t) - sum(map(t.count, " \t\n\r\xa0")) for t in el.itertext())
+    return _chars("".join(el.itertext()))
 
 
 #: A cell holding more text than this (characters, whitespace left out) is
@@ -169,9 +173,10 @@ def _data_table(table: etree._Element, found: list[etree._Element]) -> bool:
         cells = [c for c in row if c.tag in ("td", "th")]
         grid += len(cells) >= 2
         for cell in cells:
-            if _text_chars(cell) > _LONG_CELL:
+            text = "".join(cell.itertext())
+            if _chars(text) > _LONG_CELL:
                 return False
-            text = "".join(cell.itertext()).strip()
+            text = text.strip()
             days += text.isdigit() and len(text) <= 2
     if grid < 2 or days >= 28:
         return False

@@ -75,29 +75,31 @@ def finish_text(marked: str) -> str:
     pre: list[str] = []
     for line in lines:
         if line[:1] in _MARKS:
-            if line[0] == _FIRST:
-                _add_pre(out, pre)  # the <pre> before ends here
+            if line[0] == _FIRST:  # the <pre> before ends here
+                out.extend(_trimmed(pre))
+                pre = []
             shown = line[1:].rstrip()
             if shown or line[0] == _HARD:
                 pre.append(shown)
             continue
         if pre:
-            _add_pre(out, pre)
+            out.extend(_trimmed(pre))
+            pre = []
         s = " ".join(line.split())
         if s:
             out.append(s)
-    _add_pre(out, pre)
+    out.extend(_trimmed(pre))
     return "\n".join(out)
 
 
-def _add_pre(out: list[str], pre: list[str]) -> None:
-    while pre and not pre[-1]:
-        pre.pop()
-    start = 0
-    while start < len(pre) and not pre[start]:
+def _trimmed(lines: list[str]) -> list[str]:
+    """``lines`` without blank lines at either end (a ``<pre>``'s)."""
+    start, end = 0, len(lines)
+    while end > start and not lines[end - 1]:
+        end -= 1
+    while start < end and not lines[start]:
         start += 1
-    out.extend(pre[start:])
-    pre.clear()
+    return lines[start:end]
 
 
 def tree_text_py(root: etree._Element) -> str:
@@ -161,11 +163,7 @@ def pre_text(pre: etree._Element, leave_out: frozenset[str] = frozenset(),
         elif el is not pre and el.tail:
             parts.append(el.tail)
     lines = [line.rstrip() for line in "".join(parts).replace("\r\n", "\n").split("\n")]
-    while lines and not lines[-1]:
-        lines.pop()
-    while lines and not lines[0]:
-        lines.pop(0)
-    return "\n".join(lines)
+    return "\n".join(_trimmed(lines))
 
 
 #: Characters libxml2 keeps in parsed text (numeric references such as

@@ -277,17 +277,11 @@ def _gzip_problem(path: str, start: int) -> str | None:
     """Whether the gzip members from ``start`` to the end are whole."""
     with open(path, "rb") as f:
         f.seek(start)
-        d = None  # the member being read
-        while chunk := f.read(1 << 20):
-            while chunk:
-                if d is None or d.eof:
-                    d = zlib.decompressobj(31)
-                try:
-                    d.decompress(chunk)
-                except zlib.error as e:
-                    return f"corrupt gzip data ({e})"
-                chunk = d.unused_data
-    return None if d is None or d.eof else "truncated gzip member (the file is cut short)"
+        reader = _GzipFile(f)
+        chunk = bytearray(1 << 20)
+        while reader.readinto(chunk):
+            pass
+    return reader.problem
 
 
 class _GzipFile(io.RawIOBase):
