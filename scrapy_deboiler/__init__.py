@@ -18,6 +18,7 @@ _SCRAPY_PARTS = {
     "Addon": "._addon",
     "DeboilerPipeline": "._pipeline",
     "DeboilerSpiderMiddleware": "._middleware",
+    "FastJsonItemExporter": "._exporters",
     "FastJsonLinesItemExporter": "._exporters",
 }
 
@@ -34,6 +35,7 @@ __all__ = [
     "Addon",
     "DeboilerPipeline",
     "DeboilerSpiderMiddleware",
+    "FastJsonItemExporter",
     "FastJsonLinesItemExporter",
     "ContentModelError",
     "SignatureFileError",

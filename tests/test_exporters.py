@@ -1,5 +1,6 @@
-"""The opt-in JSON Lines exporter: the same JSON values as Scrapy's, in
-unit tests against Scrapy's own exporter and in a real crawl's feed."""
+"""The orjson JSON and JSON Lines exporters: the same JSON values as
+Scrapy's, in unit tests against Scrapy's own exporters and in real crawls'
+feeds, where the add-on sets them unless the project names its own."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from decimal import Decimal
 import pytest
 import pytest_twisted
 import scrapy
-from scrapy.exporters import JsonLinesItemExporter
+from scrapy.exporters import JsonItemExporter, JsonLinesItemExporter
 
 from crawling import crawl, serve_site
-from scrapy_deboiler import FastJsonLinesItemExporter
+from scrapy_deboiler import FastJsonItemExporter, FastJsonLinesItemExporter
 from test_pipeline import close
 
 
@@ -86,15 +87,32 @@ def test_the_lines_hold_what_scrapys_exporter_writes(kwargs):
         assert ours == theirs  # ASCII escapes, another encoding or indentation: Scrapy's own
 
 
+@pytest.mark.parametrize("kwargs", [{"encoding": "utf-8"}, {"encoding": "utf-8", "indent": 0}, {},
+                                    {"encoding": "latin-1"}, {"encoding": "utf-8", "indent": 2}])
+def test_the_json_array_holds_what_scrapys_exporter_writes(kwargs):
+    items = ITEMS
+    if kwargs.get("encoding") == "latin-1":
+        items = [dict(i, clean_text="Grüße") if "clean_text" in i else i for i in ITEMS]
+    ours = export(FastJsonItemExporter, items, **kwargs)
+    theirs = export(JsonItemExporter, items, **kwargs)
+    encoding = kwargs.get("encoding") or "ascii"
+    assert same(json.loads(ours.decode(encoding)), json.loads(theirs.decode(encoding)))
+    assert len(json.loads(ours.decode(encoding))) == len(items)
+    if kwargs.get("encoding") == "utf-8" and not kwargs.get("indent"):
+        assert ours != theirs and ours.count(b"\n") == theirs.count(b"\n")  # orjson's spacing, Scrapy's lines
+    else:
+        assert ours == theirs
+
+
 def test_what_scrapy_cannot_write_fails_as_it_does():
     for item in ({"bytes": b"\xff"}, {"text": "lone \ud800 surrogate"}):
         errors = []
-        for cls in (FastJsonLinesItemExporter, JsonLinesItemExporter):
+        for cls in (FastJsonLinesItemExporter, JsonLinesItemExporter, FastJsonItemExporter, JsonItemExporter):
             try:
                 export(cls, [item], encoding="utf-8")
             except Exception as e:
                 errors.append(type(e))
-        assert len(errors) == 2 and errors[0] is errors[1]
+        assert len(errors) == 4 and len(set(errors)) == 1
 
 
 @pytest_twisted.ensureDeferred
@@ -110,3 +128,27 @@ async def test_a_crawls_feed_through_it_holds_the_same_items(tmp_path):
     fast = [json.loads(line) for line in (tmp_path / "fast.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(items) == 8 and sorted(fast, key=lambda i: i["url"]) == sorted(items, key=lambda i: i["url"])
     assert all(i["clean_text"] and i["deboiler"]["status"] == "cleaned" for i in fast)
+
+
+ADDON = {"ITEM_PIPELINES": {}, "SPIDER_MIDDLEWARES": {}, "ADDONS": {"scrapy_deboiler.Addon": 100},
+         "FEED_EXPORT_ENCODING": "utf-8"}
+
+
+@pytest.mark.parametrize("own_jsonlines", [False, True])
+@pytest_twisted.ensureDeferred
+async def test_the_addon_writes_json_feeds_through_orjson_unless_the_project_names_its_exporter(
+        tmp_path, own_jsonlines):
+    a, pa = serve_site(6, "alpha")
+    own = {"FEED_EXPORTERS": {"jsonlines": "scrapy.exporters.JsonLinesItemExporter"}} if own_jsonlines else {}
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=3, FEEDS={
+            str(tmp_path / "items.jsonl"): {"format": "jsonlines"},
+            str(tmp_path / "items.json"): {"format": "json"}}, **ADDON, **own)
+    finally:
+        close(pa)
+    assert len(items) == 6 and all(i["deboiler"]["status"] == "cleaned" for i in items)
+    array = (tmp_path / "items.json").read_bytes()
+    assert sorted(json.loads(array), key=lambda i: i["url"]) == sorted(items, key=lambda i: i["url"])
+    assert b'{"url":"' in array and b'{"url": "' not in array  # orjson's spacing
+    lines = (tmp_path / "items.jsonl").read_bytes()
+    assert (b'{"url": "' in lines) is own_jsonlines and (b'{"url":"' in lines) is not own_jsonlines
