@@ -3,7 +3,7 @@
     python benchmarks/bench_fullsize.py [--sites 20] [--pages 60] [--paragraphs 400]
         [--concurrency 32] [--rounds 2] [--mode content] [--spider site|index-only]
         [--set DEBOILER_THREADS=1 ...] [--scrapy-set CONCURRENT_ITEMS=8 ...]
-        [--server nginx|python] [--latency 0.25] [--no-demo] [--stand-in] [--scrapy-export]
+        [--server nginx|python] [--latency 0.25] [--no-demo] [--stand-in] [--scrapy-export] [--reuse]
         [--json out.json]
 
 Serves ``--sites`` generated sites (tests/sitegen.py pages, 400 paragraphs:
@@ -23,7 +23,10 @@ mode's sizes (with scrapy-deboiler's middleware and the JSON Lines exporter
 its add-on sets), the ceiling for any pipeline with this output on this
 machine. ``--scrapy-export`` adds another: the pipeline on with Scrapy's own
 ``JsonLinesItemExporter`` for the feed instead of the add-on's (Scrapy's
-escapes the fields' text at about 2 ns a character). Then, unless ``--no-demo``, runs
+escapes the fields' text at about 2 ns a character). ``--reuse`` adds a crawl
+with the pipeline and the signature files the round's ``on`` crawl saved, as a
+later crawl of the same sites runs: no site is fitted, no item held. Every
+other crawl starts with an empty signatures folder. Then, unless ``--no-demo``, runs
 benchmarks/bench_crawl.py (the demo website, small pages) for the ratio
 beside it.
 
@@ -68,7 +71,7 @@ from scrapy.linkextractors import LinkExtractor
 from scrapy.utils.project import get_project_settings
 
 state, urls, out, sigdir, conc, mode, spider = sys.argv[1:8]
-on = state in ("on", "scrapyexp")
+on = state in ("on", "scrapyexp", "reuse")
 extra = json.loads(sys.argv[8])
 common = json.loads(sys.argv[9])
 
@@ -290,6 +293,8 @@ def main() -> None:
                     help="also crawl with a pipeline that only writes fields of the same sizes")
     ap.add_argument("--scrapy-export", action="store_true",
                     help="also crawl with the pipeline and Scrapy's JSON Lines exporter")
+    ap.add_argument("--reuse", action="store_true",
+                    help="also crawl with the pipeline and the signature files of the round's on crawl")
     ap.add_argument("--json")
     args = ap.parse_args()
 
@@ -301,7 +306,7 @@ def main() -> None:
     if args.latency and args.server == "nginx":
         ap.error("--latency needs --server python (nginx answers at once)")
     server_kind = "python" if args.latency else args.server or ("nginx" if nginx_path() else "python")
-    states = ("off", "on") + (("fields",) if args.stand_in else ()) + (("scrapyexp",) if args.scrapy_export else ())
+    states = ("off", "on") + (("fields",) if args.stand_in else ()) + (("scrapyexp",) if args.scrapy_export else ()) + (("reuse",) if args.reuse else ())
     results: dict[str, list[dict]] = {m: [] for m in states}
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)  # nginx's worker may run as another user
@@ -313,7 +318,9 @@ def main() -> None:
             for r in range(args.rounds):
                 for state in states:
                     out = os.path.join(tmp, f"{state}{r}.jsonl")
-                    sigdir = os.path.join(tmp, f"sigs{r}")  # a fresh store: every site is fitted
+                    # A fresh store for each crawl (every site is fitted, its items held
+                    # until then), but --reuse's: the round's "on" crawl's signature files.
+                    sigdir = os.path.join(tmp, f"sigs{r}{'on' if state == 'reuse' else state}")
                     proc = subprocess.run(
                         [sys.executable, "-c", CHILD, state, ",".join(urls), out, sigdir,
                          str(args.concurrency), args.mode, args.spider, json.dumps(extra),
@@ -350,7 +357,7 @@ def main() -> None:
         print(f"{m:<10} {min(rates[m]):>7.1f}-{max(rates[m]):<8.1f} {best[m]:>7.1f} {rss[m]:>13.0f}")
     for m in states[1:]:
         pairs = [x / off for x, off in zip(rates[m], rates["off"])]
-        name = {"on": "on/off", "fields": "stand-in/off", "scrapyexp": "on, Scrapy's exporter/off"}[m]
+        name = {"on": "on/off", "fields": "stand-in/off", "scrapyexp": "on, Scrapy's exporter/off", "reuse": "on, reusing signature files/off"}[m]
         print(f"throughput ratio {name}: best {best[m] / best['off']:.2f}, "
               f"median {median[m] / median['off']:.2f}, per round {min(pairs):.2f}-{max(pairs):.2f}")
     if args.stand_in:  # the pipeline's own share: against a crawl writing the same fields
@@ -373,6 +380,7 @@ def main() -> None:
                        "stand_in_ratio_median": median["fields"] / median["off"] if args.stand_in else None,
                        "scrapy_export_ratio_median": (median["scrapyexp"] / median["off"]
                                                       if args.scrapy_export else None),
+                       "reuse_ratio_median": median["reuse"] / median["off"] if args.reuse else None,
                        "server": server_kind, "latency": args.latency, "settings": extra, "every_crawl": common,
                        "demo": demo}, f, indent=2)
 
