@@ -730,23 +730,6 @@ class DeboilerPipeline:
         if site.held:  # pages held since: the model is here
             self._release(site, "after_fit")
 
-    def _sign_alone(self, site: _Site, page: _HeldPage) -> None:
-        """Boilerplate mode passes a page without a model on unchanged at
-        once; its signatures are taken meanwhile, in the threads (on the
-        reactor thread up to DEBOILER_INLINE_MAX_BYTES, as cleaning is)."""
-        d = self._inline_or(len(page.html), _sign_page, (page.html, page.url, page.encoding, self.params),
-                            lambda *args: self._in_pool(_sign_page, *args))
-
-        def signed(parsed: Page) -> None:
-            self._alone(site, page.key, page.url, parsed.signatures)
-
-        def failed(f: Any) -> None:
-            logger.error("deboiler: cannot sign %s: %s: %s", page.url, f.type.__name__, f.getErrorMessage())
-            self._inc("errors")
-
-        d.addCallbacks(signed, failed)
-        d.addErrback(failed)
-
     def _complete(self, site: _Site) -> None:
         """Add a provisional model's new pages to it (compared among
         themselves, as DEBOILER_LEARN does) and save it: finished once it has
@@ -777,7 +760,10 @@ class DeboilerPipeline:
         result and the model it was cleaned with (the site's may have
         changed since); ``notes``: the middleware's, on decoding the response."""
         result, model = cleaned
-        status: dict[str, Any] = {"status": "cleaned" if model else "single_page", "site": site.name,
+        # Without a model content mode extracts the page on its own; boilerplate
+        # mode removes nothing (no template is known) and writes all its text.
+        alone = "single_page" if self.mode == "content" else "unchanged"
+        status: dict[str, Any] = {"status": "cleaned" if model else alone, "site": site.name,
                                   "html_chars": len(html), "clean_html_chars": len(result.html)}
         if model is not None:
             status.update(model=site.source, fit_pages=model.pages, removed=result.removed)
@@ -805,7 +791,7 @@ class DeboilerPipeline:
             return item
         if lossy and not self.keep_html:
             self._keep_raw(item, html, status)
-        self._inc("items_cleaned" if model else "items_single_page")
+        self._inc("items_cleaned" if model else f"items_{alone}")
         self._inc("bytes_out", len(result.html))
         return item
 
@@ -927,18 +913,12 @@ class DeboilerPipeline:
         if alone:
             # Too few pages for a model: remember their signatures (with the
             # site's next page released so, they give it one), and extract
-            # each page on its own (content mode) or pass it on unchanged.
+            # each page on its own (content mode) or take all its text
+            # (boilerplate mode, as the command line does).
             site.reason = self._alone_reason(site, len(pages), reason)
-            if self.mode != "content":
-                for p in pages:
-                    if remember:
-                        self._sign_alone(site, p)
-                    for h in p.items:
-                        self._pass_unchanged(site, h, site.reason)
-                return
         if site.model is not None or alone:
             # Arrived while a fit ran: clean with its model. Or a site too
-            # small for one, in content mode: extract each page on its own.
+            # small for one: each page on its own.
             for p in pages:
                 d = self._clean_shared(site, p.key, p.url, p.html, p.encoding, p.parsed,
                                        sign=remember)

@@ -58,13 +58,14 @@ async def test_sites_below_the_threshold_are_released_at_the_end(tmp_path, mode)
         by_site.setdefault(item["deboiler"]["status"], []).append(item)
     assert len(by_site["cleaned"]) == 3 and by_site["cleaned"][0]["deboiler"]["fit_pages"] == 3
     assert stat(crawler, "deboiler/released/quiet") == 4
-    if mode == "boilerplate":
-        (single,) = by_site["unchanged"]
-        assert "1 page" in single["deboiler"]["reason"] and "html" in single  # untouched
+    (single,) = by_site["unchanged" if mode == "boilerplate" else "single_page"]
+    assert "1 page" in single["deboiler"]["reason"] and "html" not in single
+    assert stat(crawler, f"deboiler/items_{single['deboiler']['status']}") == 1
+    assert single["clean_html"].startswith("<html") and len(single["clean_text"].splitlines()) >= 5
+    if mode == "boilerplate":  # no template known: all the page's text, as the command line gives
+        assert "Privacy policy" in single["clean_text"]
     else:  # content mode extracts a page on its own
-        (single,) = by_site["single_page"]
-        assert "1 page" in single["deboiler"]["reason"] and "html" not in single
-        assert "Privacy policy" not in single["clean_text"] and len(single["clean_text"].splitlines()) >= 5
+        assert "Privacy policy" not in single["clean_text"]
 
 
 @pytest_twisted.ensureDeferred

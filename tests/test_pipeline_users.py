@@ -219,6 +219,7 @@ async def test_sites_released_one_page_at_a_time_still_get_a_model(tmp_path, mod
         assert states[:k] == [alone] * k and states[k:] == ["cleaned"] * (12 - k), states
         assert all(i["deboiler"]["reason"] == "released with 1 page(s) held (held HTML over "
                    "DEBOILER_MAX_HELD_BYTES); fitting needs 2" for i in mine[:k])
+        assert all(i["clean_text"] and i["clean_html"] and "html" not in i for i in mine)
         if inline:  # the second page gives the model; the sixth completes it
             assert k == 2 and [i["deboiler"]["fit_pages"] for i in mine[2:]] == [2] * 4 + [6] * 6
             assert all("Privacy policy" not in i["clean_text"] for i in mine[6:])
