@@ -398,7 +398,9 @@ def main(argv: list[str] | None = None) -> int:
             log.info("archive: %d records, %d HTML responses; left out: %d not responses, %d with a "
                      "non-2xx status, %d not HTML%s", left_out.get("records", 0), left_out.get("html", 0),
                      left_out.get("not_response", 0), left_out.get("status", 0), left_out.get("not_html", 0),
-                     f", {left_out['undecodable']} HTML bodies not decodable" if left_out.get("undecodable") else "")
+                     (f", {left_out['revisit']} revisits (deduplicated: no body of their own)"
+                      if left_out.get("revisit") else "")
+                     + (f", {left_out['undecodable']} HTML bodies not decodable" if left_out.get("undecodable") else ""))
         if totals["records"] and totals["error"] == totals["records"]:
             # Every record written, none cleaned: a script must not take that for success.
             hint = "" if is_archive(args.input) else (

@@ -15,6 +15,7 @@ compressed by the server (``Content-Encoding``). FastWARC gives them so;
 
 from __future__ import annotations
 
+import gzip
 import io
 import logging
 import os
@@ -160,7 +161,8 @@ def archive_pages(path: str | os.PathLike, counts: Counter | None = None,
     have no ID: ``warc_record_id`` is None), its body decoded as the server
     encoded it (``http_payload``; at most ``max_bytes`` + 1 bytes). ``counts``
     gets ``records``, ``html`` and why others were left out
-    (``not_response``, ``status``, ``not_html``, ``undecodable``). A
+    (``not_response``, ``revisit``, ``status``, ``not_html``,
+    ``undecodable``). An empty archive gives one warning. A
     truncated or corrupt file raises ``ArchiveError`` after the pages
     before the damage; a file that is no archive at all, ``ValueError``."""
     path = os.fspath(path)
@@ -179,6 +181,8 @@ def archive_pages(path: str | os.PathLike, counts: Counter | None = None,
             continue
         counts["html"] += 1
         yield page
+    if not counts["records"]:  # no error: a crawl may have archived nothing, but say so
+        logger.warning("%s: an empty archive (no records)", path)
 
 
 def _page(url: str, status: int | None, content_type: str, charset: str | None, body: bytes,
@@ -200,6 +204,15 @@ def _page(url: str, status: int | None, content_type: str, charset: str | None, 
                     "warc_record_id": record_id, "warc_date": date}
 
 
+def _gzip_empty(path: str) -> bool:
+    """Whether ``path`` is gzip of nothing (an empty archive, compressed)."""
+    try:
+        with gzip.open(path, "rb") as f:
+            return f.read(1) == b""
+    except (OSError, EOFError):
+        return False
+
+
 def _warc_records(path: str, cap: int) -> Iterator[tuple[str, dict | str | None]]:
     try:
         from fastwarc.warc import ArchiveIterator, WarcRecordType
@@ -218,8 +231,10 @@ def _warc_records(path: str, cap: int) -> Iterator[tuple[str, dict | str | None]
                 rec = next(records, None)
                 if rec is None:
                     break
-                if rec.record_type != WarcRecordType.response:
-                    current: tuple[int, str, dict | str | None] = (rec.stream_pos, "not_response", None)
+                if rec.record_type == WarcRecordType.revisit:  # deduplicated: no body of its own
+                    current: tuple[int, str, dict | str | None] = (rec.stream_pos, "revisit", None)
+                elif rec.record_type != WarcRecordType.response:
+                    current = (rec.stream_pos, "not_response", None)
                 else:
                     rec.parse_http()
                     http = rec.http_headers if rec.is_http_parsed else None
@@ -240,7 +255,8 @@ def _warc_records(path: str, cap: int) -> Iterator[tuple[str, dict | str | None]
                 yield last[1], last[2]
             last = current
         start = last[0] if last is not None else 0
-    if last is None and size:  # FastWARC before 2.0 reads what is no WARC as no records
+    if last is None and size and not (gzipped and _gzip_empty(path)):
+        # FastWARC before 2.0 reads what is no WARC as no records
         raise ValueError(f"{path} is not a WARC file (no WARC record in it)")
     problem = _tail_problem(path, start, size, gzipped)
     if last is not None and problem is None:

@@ -5,6 +5,7 @@ and ARC."""
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import re
@@ -372,3 +373,39 @@ def test_a_truncated_arc_keeps_every_whole_record_before_the_cut(tmp_path, packi
     assert proc.returncode == 1 and str(path) in proc.stderr and "Traceback" not in proc.stderr
     assert "truncated" in proc.stderr
     assert [o["url"] for o in read(tmp_path / "out.jsonl")] == urls[:20]
+
+
+def test_revisit_records_are_named_in_the_archive_line(tmp_path):
+    """Deduplicating archivers (wget --warc-cdx, Heritrix) store a page seen
+    before as a revisit record without a body: it is counted as such, not
+    lumped with requests and metadata."""
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    path = tmp_path / "dedup.warc.gz"
+    html = b"<html><head><title>A</title></head><body><p>" + b"Words of the page. " * 40 + b"</p></body></html>"
+    with open(path, "wb") as f:
+        w = WARCWriter(f, gzip=True)
+        headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8")], protocol="HTTP/1.1")
+        first = w.create_warc_record("http://a.example/", "response", payload=io.BytesIO(html),
+                                     http_headers=headers)
+        w.write_record(first)
+        w.write_record(w.create_warc_record("http://a.example/", "request", payload=io.BytesIO(b"GET / HTTP/1.1\r\n\r\n")))
+        w.write_record(w.create_revisit_record("http://a.example/?again", first.rec_headers.get_header(
+            "WARC-Payload-Digest"), "http://a.example/", first.rec_headers.get_header("WARC-Date"),
+            http_headers=headers))
+    proc = run_cli("clean", path, tmp_path / "out.jsonl")
+    assert proc.returncode == 0, proc.stderr
+    assert left_out(proc.stderr) == {"records": 3, "html": 1, "not_response": 1, "status": 0, "not_html": 0}
+    assert "1 revisits (deduplicated: no body of their own)" in proc.stderr
+    assert len(read(tmp_path / "out.jsonl")) == 1
+
+
+@pytest.mark.parametrize("name,content", [("empty.warc", b""), ("empty.warc.gz", gzip.compress(b"", mtime=0))],
+                         ids=["plain", "gzip"])
+def test_an_empty_archive_is_an_empty_output_and_one_warning(tmp_path, name, content):
+    (tmp_path / name).write_bytes(content)
+    proc = run_cli("clean", tmp_path / name, tmp_path / "out.jsonl")
+    assert proc.returncode == 0, proc.stderr
+    assert f"{tmp_path / name}: an empty archive (no records)" in proc.stderr
+    assert (tmp_path / "out.jsonl").read_bytes() == b""
