@@ -46,6 +46,7 @@ cdef enum:
     CELL = 2
     SKIP = 3
     PRE = 4
+    BR = 5  # a line break: a block outside a <pre>, a hard line inside one
 
 
 cdef struct Buf:
@@ -915,10 +916,13 @@ def tree_text(object root, dict classes, bint finish=False):
                     if code == PRE:
                         add_break(&out)
                         add1(&out, 3)  # the first line of a <pre>
-                    elif code == BLOCK:
+                    elif code == BLOCK or (code == BR and not pre):
                         add_break(&out)
                         if pre:
                             add1(&out, 1)  # a soft line of a <pre>
+                    elif code == BR:  # in a <pre>, a line break of its text
+                        add_break(&out)
+                        add1(&out, 2)
                     elif code == CELL:
                         add1(&out, 32)
                     if code == PRE:
@@ -945,7 +949,7 @@ def tree_text(object root, dict classes, bint finish=False):
                 code = _text_code(&names, node, classes)
                 if code == PRE:
                     pre -= 1
-                if code == BLOCK or code == PRE:
+                if code == BLOCK or code == PRE or (code == BR and not pre):
                     add_break(&out)
                     if pre:
                         add1(&out, 1)

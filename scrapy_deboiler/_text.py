@@ -46,6 +46,7 @@ _CLASSES: dict[bytes, int] = {
     **{t.encode(): 2 for t in _CELL_TAGS},
     **{t.encode(): 3 for t in SKIP_TAGS},
     b"pre": 4,
+    b"br": 5,
 }
 
 try:
@@ -108,6 +109,7 @@ def tree_text_py(root: etree._Element) -> str:
     # last len(el) entries (first child on top), each the child's text
     # followed by its tail.
     done: list[str] = []
+    br_in_pre = {br for pre in root.iter("pre") for br in pre.iter("br")}
     for el in reversed(list(root.iter())):
         tag = el.tag
         n = len(el)
@@ -124,6 +126,8 @@ def tree_text_py(root: etree._Element) -> str:
         if tag == "pre":  # its lines marked, those of a <pre> inside it already
             text = _UNMARKED_BREAK.sub(_BREAK + _SOFT, text).replace("\n", _BREAK + _HARD)
             text = _BREAK + _FIRST + text + _BREAK
+        elif el in br_in_pre:  # a line break of the <pre>'s text, as pre_text reads it
+            text = _BREAK + _HARD + text
         elif tag in BLOCK_TAGS:
             text = _BREAK + text + _BREAK
         elif tag in _CELL_TAGS:

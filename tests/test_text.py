@@ -31,6 +31,9 @@ def text(html):
          "Intro\ndef f(x):\n    return  x\n\n    # end\nafter"),
         ("<pre><div>a</div><div>  b</div>\n  c<pre>in\n  ner</pre></pre><p> x  y </p>",
          "a\n  b\n  c\nin\n  ner\nx y"),
+        # A <br> in a <pre> is a line break of its text: two make a blank line.
+        ("<pre>one<br>two<br><br>  four<span>x<br>y</span></pre><div>a<br><br>b</div>",
+         "one\ntwo\n\n  fourx\ny\na\nb"),
         ("<p>a\n   b\xa0\xa0c</p>", "a b c"),
         ("<h1>Title</h1><p>Para</p>", "Title\nPara"),
     ],
