@@ -7,6 +7,7 @@ from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 from ._exporters import FastJsonItemExporter, FastJsonLinesItemExporter
 from ._middleware import DeboilerSpiderMiddleware
 from ._pipeline import DeboilerPipeline
+from ._settings import DeboilerSettingsError, enabled
 
 __all__ = ["Addon"]
 
@@ -26,13 +27,18 @@ class Addon:
     2 ns a character, 6-9 % of a crawl of full-size pages. A format the
     project (or another add-on before this one) gives its own exporter in
     ``FEED_EXPORTERS`` keeps it; ``{"jsonlines":
-    "scrapy.exporters.JsonLinesItemExporter"}`` there keeps Scrapy's."""
+    "scrapy.exporters.JsonLinesItemExporter"}`` there keeps Scrapy's. With
+    ``DEBOILER_ENABLED`` off the feeds are left alone too."""
 
     def update_settings(self, settings: BaseSettings) -> None:
         settings.set_in_component_priority_dict("SPIDER_MIDDLEWARES", DeboilerSpiderMiddleware, 800)
         settings.set_in_component_priority_dict("ITEM_PIPELINES", DeboilerPipeline, 800)
+        try:
+            on = enabled(settings)
+        except DeboilerSettingsError:  # the middleware stops the crawl at start, naming it
+            on = True
         exporters = settings["FEED_EXPORTERS"]
-        if isinstance(exporters, BaseSettings):  # per format priorities (Scrapy's own dict settings)
+        if on and isinstance(exporters, BaseSettings):  # per format priorities (Scrapy's own dict settings)
             addon = SETTINGS_PRIORITIES["addon"]
             for fmt, cls in _EXPORTERS.items():
                 if (exporters.getpriority(fmt) or 0) < addon:

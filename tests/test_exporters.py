@@ -4,11 +4,14 @@ feeds, where the add-on sets them unless the project names its own."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime
+import enum
 import io
 import json
 import math
+import uuid
 from decimal import Decimal
 
 import pytest
@@ -36,6 +39,19 @@ class Tag(str):
     pass
 
 
+@dataclasses.dataclass
+class Money:
+    amount: float
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
 ITEMS = [
     {"url": "http://a.example/", "clean_text": "Grüße \"quoted\" back\\slash\ttab\nline \u2028 \x01 \U0001f600 " * 50},
     {"nested": {"list": [1, 2.5, None, True, {"deep": ["x"]}], "empty": {}}, "tuple": (1, 2)},
@@ -46,7 +62,15 @@ ITEMS = [
     {"big": 2 ** 70, "small": -(2 ** 63)},  # over 64 bits: Scrapy's encoder writes it
     {"nan": float("nan"), "inf": [float("-inf")]},  # NaN, Infinity: as Scrapy writes them
     {"floats": [0.1, 1e16, 1.5e-7, -0.0, 123456789.123]},
+    # Non-finite floats below what Scrapy's default turns into JSON (found by a user trial).
+    {"money": Money(float("nan")), "set": {float("inf")}, "ordered": collections.OrderedDict(a=float("nan")),
+     "item": Product(name="x", price=float("-inf"))},
+    {"keys": {float("nan"): 1, float("inf"): 2, 2.5e-05: 3, 1e-07: 4, 1e16: 5}},  # float keys: Scrapy's repr
+    {"level": Level.HIGH, "counter": collections.Counter("aab")},
 ]
+#: Items Scrapy's encoder refuses (orjson would write them).
+REFUSED = [{"id": uuid.UUID(int=5)}, {"colour": Colour.RED}, {"by_day": {datetime.date(2026, 1, 1): 3.5}},
+           {"bytes": b"\xff"}, {"text": "lone \ud800 surrogate"}]
 
 
 def export(cls, items, **kwargs) -> bytes:
@@ -104,30 +128,25 @@ def test_the_json_array_holds_what_scrapys_exporter_writes(kwargs):
         assert ours == theirs
 
 
-def test_what_scrapy_cannot_write_fails_as_it_does():
-    for item in ({"bytes": b"\xff"}, {"text": "lone \ud800 surrogate"}):
-        errors = []
-        for cls in (FastJsonLinesItemExporter, JsonLinesItemExporter, FastJsonItemExporter, JsonItemExporter):
-            try:
-                export(cls, [item], encoding="utf-8")
-            except Exception as e:
-                errors.append(type(e))
-        assert len(errors) == 4 and len(set(errors)) == 1
+@pytest.mark.parametrize("item", REFUSED, ids=lambda i: next(iter(i)))
+def test_what_scrapy_cannot_write_fails_as_it_does(item):
+    errors = []
+    for cls in (FastJsonLinesItemExporter, JsonLinesItemExporter, FastJsonItemExporter, JsonItemExporter):
+        with pytest.raises(Exception) as raised:
+            export(cls, [item], encoding="utf-8")
+        errors.append(raised.type)
+    assert len(set(errors)) == 1
 
 
-@pytest_twisted.ensureDeferred
-async def test_a_crawls_feed_through_it_holds_the_same_items(tmp_path):
-    a, pa = serve_site(8, "alpha")
-    try:
-        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=3, FEED_EXPORT_ENCODING="utf-8", FEEDS={
-            str(tmp_path / "items.jsonl"): {"format": "jsonlines"},
-            str(tmp_path / "fast.jsonl"): {"format": "fastjsonl"}},
-            FEED_EXPORTERS={"fastjsonl": "scrapy_deboiler.FastJsonLinesItemExporter"})
-    finally:
-        close(pa)
-    fast = [json.loads(line) for line in (tmp_path / "fast.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert len(items) == 8 and sorted(fast, key=lambda i: i["url"]) == sorted(items, key=lambda i: i["url"])
-    assert all(i["clean_text"] and i["deboiler"]["status"] == "cleaned" for i in fast)
+@pytest.mark.parametrize("options", [{"sort_keys": True}, {"ensure_ascii": True}, {"allow_nan": False},
+                                     {"separators": (",", ":")}], ids=lambda o: next(iter(o)))
+def test_encoder_options_from_item_export_kwargs_are_scrapys(options):
+    """``item_export_kwargs`` reach Scrapy's encoder: such feeds are written
+    by it, byte for byte."""
+    items = [{"b": 1, "a": "café 咖啡"}, *ITEMS[:3]]
+    for fast, scrapys in ((FastJsonLinesItemExporter, JsonLinesItemExporter),
+                          (FastJsonItemExporter, JsonItemExporter)):
+        assert export(fast, items, encoding="utf-8", **options) == export(scrapys, items, encoding="utf-8", **options)
 
 
 ADDON = {"ITEM_PIPELINES": {}, "SPIDER_MIDDLEWARES": {}, "ADDONS": {"scrapy_deboiler.Addon": 100},
@@ -152,3 +171,14 @@ async def test_the_addon_writes_json_feeds_through_orjson_unless_the_project_nam
     assert b'{"url":"' in array and b'{"url": "' not in array  # orjson's spacing
     lines = (tmp_path / "items.jsonl").read_bytes()
     assert (b'{"url": "' in lines) is own_jsonlines and (b'{"url":"' in lines) is not own_jsonlines
+
+
+def test_the_addon_leaves_the_feeds_alone_when_deboiler_is_off():
+    from scrapy.settings import Settings
+
+    from scrapy_deboiler import Addon
+
+    for value, ours in ((False, False), ("0", False), (True, True), ("maybe", True)):
+        settings = Settings({"DEBOILER_ENABLED": value})
+        Addon().update_settings(settings)
+        assert (settings.getwithbase("FEED_EXPORTERS")["jsonlines"] is FastJsonLinesItemExporter) is ours, value
