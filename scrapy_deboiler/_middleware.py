@@ -67,6 +67,12 @@ def _forget_tree(response: Response | None) -> None:
             pass
 
 
+def _lacks(value: Any) -> bool:
+    """An item lacks a field that is missing, None or empty: dataclass and
+    attrs items declare ``url: str = ""`` as often as ``= None``."""
+    return value is None or value == "" or value == b""
+
+
 class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
     """Adds the response's URL and HTML to items that lack them, so spiders
     need not carry HTML for the pipeline. Only HTML responses give HTML
@@ -154,12 +160,12 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
         failed: list[tuple[str, str]] = []  # (field, the setting that names it)
         error: Exception | None = None
         try:
-            if adapter.get(self.url_field) is None:
+            if _lacks(adapter.get(self.url_field)):
                 adapter[self.url_field] = response.url
         except (KeyError, TypeError, AttributeError) as e:
             failed, error = [(self.url_field, "DEBOILER_URL_FIELD")], e
         try:
-            if adapter.get(self.html_field) is None:
+            if _lacks(adapter.get(self.html_field)):
                 html, notes = self._html(response)
                 adapter[self.html_field] = html
                 if notes and adapter.get(self.status_field) is None:

@@ -4,6 +4,7 @@ fitted, then clean them (and every later item of the site) in flight."""
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections import OrderedDict
 from collections.abc import MutableMapping
@@ -143,6 +144,21 @@ def _fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParam
     return model, [clean_page(p, model, mode=mode, explain=explain, markdown=markdown) for p in parsed]
 
 
+def _data_path(path: str) -> str:
+    """Scrapy's ``data_path``. With a settings module named
+    (SCRAPY_SETTINGS_MODULE) but no scrapy.cfg found, Scrapy raises
+    NotConfigured, which would switch the pipeline off while the middleware
+    still gives items their HTML: the folder goes where Scrapy puts it
+    outside a project, with a warning."""
+    try:
+        return data_path(path, createdir=False)
+    except NotConfigured:
+        where = os.path.abspath(os.path.join(".scrapy", path))
+        logger.warning("deboiler: no scrapy.cfg to find the project's data folder by (Scrapy's data_path): "
+                       "signature files go to %s (DEBOILER_SIGNATURES_DIR chooses)", where)
+        return where
+
+
 def _sign_page(html: str | bytes, url: str, encoding: str | None, params: FitParams) -> Page:
     """A held page parsed and signed, to pool its signatures (Redis mode).
     Runs in the pipeline's threads."""
@@ -193,7 +209,7 @@ class DeboilerPipeline:
         s = crawler.settings
         if not enabled(s):
             raise NotConfigured("DEBOILER_ENABLED is off")
-        cfg = read_settings(s, where=lambda p: data_path(p, createdir=False))
+        cfg = read_settings(s, where=_data_path)
         self.crawler = crawler
         self.stats = crawler.stats
         self.min_pages = cfg.min_pages

@@ -290,3 +290,30 @@ async def test_idle_sites_beyond_max_sites_are_forgotten(tmp_path):
     assert len(items) == 24 and {i["deboiler"]["status"] for i in items} == {"cleaned"}
     assert stat(crawler, "deboiler/sites_fitted") == 4 and stat(crawler, "deboiler/sites_evicted") >= 1
     assert len(list((tmp_path / "signatures").iterdir())) == 4  # what was forgotten is on disk
+
+
+@dataclasses.dataclass
+class BlankDefaults:
+    """A dataclass as users write them: empty strings, not None, by default."""
+    n: int = 0
+    url: str = ""
+    html: str = ""
+    clean_text: str = ""
+    clean_html: str = ""
+    deboiler: dict | None = None
+
+
+@pytest_twisted.ensureDeferred
+async def test_fields_left_empty_are_filled_like_missing_ones(tmp_path):
+    """``url: str = ""`` never got the response's URL, nor ``html: str = ""``
+    its HTML (the middleware filled None only; found by a user trial)."""
+    a, pa = serve_site(6, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], spider_kwargs={
+            "item_type": lambda url, n: BlankDefaults(n=n)})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 6 and all(i["deboiler"]["status"] == "cleaned" for i in items)
+    assert all(i["url"].startswith(a) and "/articles/" in i["url"] for i in items)
+    assert all("Privacy policy" not in i["clean_text"] and i["clean_text"] for i in items)

@@ -3,6 +3,7 @@ settings mistakes, non-HTML responses, wrong encodings, cleaning threads."""
 
 import json
 import logging
+import os
 import shutil
 import threading
 
@@ -747,3 +748,28 @@ async def test_a_provisional_model_from_a_redis_pool_does_not_count_its_pages_tw
     doc = json.loads(path.read_text())
     assert doc["version"] == 2 and len(doc["provisional"]["page_keys"]) == 3
     assert all(i["deboiler"]["provisional"] and i["deboiler"]["fit_pages"] == 3 for i in again)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_settings_module_without_scrapy_cfg_keeps_the_pipeline_on(tmp_path, monkeypatch, caplog):
+    """SCRAPY_SETTINGS_MODULE set and no scrapy.cfg (an installed project, a
+    container): Scrapy's data_path raises NotConfigured for the default
+    relative signatures folder, which switched the pipeline off while the
+    middleware went on adding HTML (found by a user trial)."""
+    (tmp_path / "installed").mkdir()
+    (tmp_path / "installed" / "__init__.py").write_text("")
+    (tmp_path / "installed" / "settings.py").write_text("BOT_NAME = 'installed'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("SCRAPY_SETTINGS_MODULE", "installed.settings")  # importable: "inside a project"
+    monkeypatch.chdir(tmp_path)
+    a, pa = serve_site(6, "alpha")
+    caplog.set_level(logging.WARNING)
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_SIGNATURES_DIR="deboiler")
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 6 and all(i["deboiler"]["status"] == "cleaned" and "html" not in i for i in items)
+    assert len(os.listdir(tmp_path / ".scrapy" / "deboiler")) == 1
+    assert any("no scrapy.cfg" in r.getMessage() and str(tmp_path / ".scrapy" / "deboiler") in r.getMessage()
+               for r in caplog.records)
