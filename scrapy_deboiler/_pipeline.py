@@ -1460,8 +1460,11 @@ class DeboilerPipeline:
             model = site.model
             what = "no model" if model is None else f"model {site.source}" + (
                 f", provisional ({len(model.page_keys)} pages)" if model.provisional else "")
-            logger.info("deboiler: %s: %d items, %s, %.0f%% of HTML removed", site.name or "?",
-                        site.pages, what, 100 * (1 - site.bytes_out / max(1, site.bytes_in)))
+            # Boilerplate mode without a model removes nothing; its clean_html
+            # differs from the page only as serialized (the doctype, say).
+            removed = "nothing removed" if model is None and self.mode != "content" else (
+                f"{100 * (1 - site.bytes_out / max(1, site.bytes_in)):.0f}% of HTML removed")
+            logger.info("deboiler: %s: %d items, %s, %s", site.name or "?", site.pages, what, removed)
         get = self.stats.get_value
         logger.info("deboiler: %d sites, %d items: %d cleaned, %d single pages, %d unchanged, "
                     "%d skipped, %d errors%s", get("deboiler/sites", 0), get("deboiler/items_seen", 0),

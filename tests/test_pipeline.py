@@ -1,5 +1,6 @@
 """Real crawls against local servers, the pipeline and middleware on."""
 
+import logging
 import os
 
 import pytest
@@ -46,8 +47,9 @@ async def test_threshold_release_across_two_sites(tmp_path):
 
 @pytest.mark.parametrize("mode", ["boilerplate", "content"])
 @pytest_twisted.ensureDeferred
-async def test_sites_below_the_threshold_are_released_at_the_end(tmp_path, mode):
+async def test_sites_below_the_threshold_are_released_at_the_end(tmp_path, mode, caplog):
     (a, pa), (b, pb) = serve_site(3, "small"), serve_site(1, "single")
+    caplog.set_level(logging.INFO, logger="scrapy_deboiler")
     try:
         crawler, items = await crawl(tmp_path, [a, b], DEBOILER_MIN_PAGES=50, DEBOILER_MODE=mode)
     finally:
@@ -62,8 +64,11 @@ async def test_sites_below_the_threshold_are_released_at_the_end(tmp_path, mode)
     assert "1 page" in single["deboiler"]["reason"] and "html" not in single
     assert stat(crawler, f"deboiler/items_{single['deboiler']['status']}") == 1
     assert single["clean_html"].startswith("<html") and len(single["clean_text"].splitlines()) >= 5
+    closing = [r.getMessage() for r in caplog.records if r.getMessage().startswith(
+        f"deboiler: {single['deboiler']['site']}: 1 items, no model")]
     if mode == "boilerplate":  # no template known: all the page's text, as the command line gives
         assert "Privacy policy" in single["clean_text"]
+        assert closing and closing[0].endswith("nothing removed")  # not the serializing's "5%"
     else:  # content mode extracts a page on its own
         assert "Privacy policy" not in single["clean_text"]
 
