@@ -148,10 +148,11 @@ def _output_fields(record: dict, options: BatchOptions) -> dict:
 
 
 def clean_record(record: Any, options: BatchOptions, state: SiteState | Callable[[str], SiteState],
-                 page: Page | None = None) -> dict:
+                 page: Page | None = None, html_chars: int | None = None) -> dict:
     """One output record: the input's fields but HTML, plus clean_text,
     clean_html and a ``deboiler`` status. Never raises. ``page`` is the
-    record's page parsed already."""
+    record's page parsed already (its record's HTML emptied: ``html_chars``
+    is its size)."""
     got = _page_input(record, options)
     if isinstance(got, str):
         out = _output_fields(record, options) if isinstance(record, dict) else {}
@@ -182,6 +183,9 @@ def clean_record(record: Any, options: BatchOptions, state: SiteState | Callable
     else:
         status = {"status": "single_page" if options.mode == "content" else "unchanged",
                   "site": site, "reason": state.reason}
+    # Sizes as the crawl's items give them (characters, or bytes of an archive's body).
+    status["html_chars"] = len(html) if html_chars is None else html_chars
+    status["clean_html_chars"] = len(result.html)
     if result.notes:
         status["notes"] = result.notes
     out["clean_text"] = result.text
@@ -211,8 +215,9 @@ class _Work:
     def __init__(self, options: BatchOptions, db: SiteDB | None = None) -> None:
         self.options = options
         self.db = db
-        #: index -> (record without its HTML, parsed page) or the error record.
-        self.kept: dict[int, tuple[dict, Page] | dict] = {}
+        #: index -> (record without its HTML, parsed page, the HTML's size)
+        #: or the error record.
+        self.kept: dict[int, tuple[dict, Page, int] | dict] = {}
         #: Keep cleaned pages to the end (``BatchOptions.retain_kept``).
         self.retain = options.retain_kept
 
@@ -242,7 +247,7 @@ class _Work:
             infos.append((site_of(record, options), url, _packed(page)))
             if n < keep:  # the HTML is parsed already; its type says archive or not
                 record[options.html_field] = b"" if isinstance(html, bytes) else ""
-                self.kept[index] = (record, page)
+                self.kept[index] = (record, page, len(html))
         return infos
 
     def clean(self, items: list[tuple[int, int, Item | None]]) -> list[tuple[bytes, str]]:
@@ -255,8 +260,8 @@ class _Work:
                 if isinstance(kept, dict):  # an error record
                     rec = kept
                 else:
-                    record, page = kept
-                    rec = clean_record(record, options, self.db.state, page)
+                    record, page, size = kept
+                    rec = clean_record(record, options, self.db.state, page, size)
             else:
                 rec = clean_record(_record(item, where, options), options, self.db.state)
             out.append((dumps(rec), rec["deboiler"]["status"]))

@@ -69,6 +69,9 @@ def test_clean_gives_one_record_per_input_in_order(tmp_path):
     assert a0["deboiler"]["status"] == "cleaned" and a0["deboiler"]["model"] == "fitted"
     # Seven distinct pages: the duplicate URL is the same page again.
     assert a0["deboiler"]["fit_pages"] == 7 and "Privacy policy" not in a0["clean_text"]
+    # The sizes a crawl's items carry, for the same summaries (run_demo.py, reports).
+    for r, o in zip(recs, out):
+        assert o["deboiler"]["html_chars"] == len(r["html"]) > o["deboiler"]["clean_html_chars"] > 0
     lonely = out[len(recs) - 2]  # content mode (the default): extracted on its own
     assert lonely["deboiler"]["status"] == "single_page" and "1 page" in lonely["deboiler"]["reason"]
     assert lonely["clean_text"].splitlines()[0] == records()[-2]["html"].split("<h1>")[1].split("</h1>")[0]
