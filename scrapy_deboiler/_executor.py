@@ -17,7 +17,10 @@ pickle, nothing a worker sends is executed.
 A site's model goes to a worker once, not with every page: the parent
 mirrors each worker's model cache (the worker handles tasks in the order
 they are sent, so both sides evict alike), and a worker that lacks a model
-anyway says so and gets it again.
+anyway says so and gets it again. Pages a site holds until its model can be
+fitted are parsed and signed by a worker as they arrive (``sign``) and kept
+there, parsed, until they are cleaned (``clean`` with their ``ref``): the
+parent mirrors that cache too, and a page the worker lacks is sent again.
 """
 
 from __future__ import annotations
@@ -66,6 +69,10 @@ _IN_FLIGHT = 64
 _MAX_UNREADY_DEATHS = 3
 #: Models a worker keeps (least recently used go first).
 _KEEP_MODELS = 256
+#: HTML a worker keeps parsed for cleans to come (``ProcessCleaner``'s
+#: ``keep_bytes``), and the least a page counts for (bounding their number).
+_KEEP_PAGE_BYTES = 16 << 20
+_MIN_PAGE_BYTES = 4096
 #: What a terminal's Ctrl-C (to the whole process group) and systemd's stop
 #: (SIGTERM to the whole unit) send the workers too.
 _SHUTDOWN_SIGNALS = {signal.SIGINT, signal.SIGTERM}
@@ -139,12 +146,52 @@ def _page_args(head: dict, blobs: list[memoryview], at: int) -> tuple[str | byte
 
 
 class _Missing(Exception):
-    """The task names a model this worker does not have."""
+    """The task names a model or a kept page this worker does not have."""
+
+
+class PageCache:
+    """Pages kept parsed by ``ref``, oldest first, at most ``cap`` bytes of
+    their HTML (but the newest). The worker keeps the pages and the parent
+    a mirror with the same sizes: the worker handles tasks in the order they
+    are sent, so both sides evict alike."""
+
+    def __init__(self) -> None:
+        self.entries: OrderedDict[str, tuple[Any, int]] = OrderedDict()
+        self.size = 0
+
+    def __contains__(self, ref: str) -> bool:
+        return ref in self.entries
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def keep(self, ref: str, value: Any, size: int, cap: int) -> None:
+        self.pop(ref)
+        size = max(size, _MIN_PAGE_BYTES)
+        self.entries[ref] = (value, size)
+        self.size += size
+        while self.size > cap and len(self.entries) > 1:
+            _, (_, n) = self.entries.popitem(last=False)
+            self.size -= n
+
+    def pop(self, ref: str) -> Any:
+        got = self.entries.pop(ref, None)
+        if got is None:
+            return None
+        self.size -= got[1]
+        return got[0]
+
+    def drop(self, ref: str) -> bool:
+        """Take ``ref`` out; whether it was there."""
+        had = ref in self.entries
+        self.pop(ref)
+        return had
 
 
 class _WorkerState:
     def __init__(self) -> None:
         self.models: OrderedDict[int, SiteModel] = OrderedDict()
+        self.pages = PageCache()
         self._params: tuple[Any, FitParams] | None = None
 
     def params(self, doc: dict) -> FitParams:
@@ -173,11 +220,23 @@ class _WorkerState:
         i = head["i"]
         try:
             params = self.params(head["params"])
+            if head["kind"] == "sign":
+                ref = head["ref"]
+                self.pages.pop(ref)  # a page failing here is not kept
+                html, url, enc = _page_args(head, blobs, 0)
+                page = Page(html, url, enc, params.scheme, limits=None)
+                sigs = sorted(page.signatures)
+                self.pages.keep(ref, page, head["size"], head["cap"])
+                return encode_frame({"i": i, "sigs": sigs}, [])
             opts = {"mode": head["mode"], "explain": head["explain"], "markdown": head["markdown"]}
             if head["kind"] == "clean":
                 model = self.model(head)
-                html, url, enc = _page_args(head, blobs, 0)
-                page = Page(html, url, enc, params.scheme, limits=None)
+                page = self.pages.pop(head["ref"]) if head.get("ref") is not None else None
+                if page is None:
+                    if not blobs:  # sent as kept here, and it is not
+                        raise _Missing(head["ref"])
+                    html, url, enc = _page_args(head, blobs, 0)
+                    page = Page(html, url, enc, params.scheme, limits=None)
                 sigs = page.signatures if head["learn"] else None
                 return encode_frame(*_result_frame(i, clean_page(page, model, **opts), sigs))
             parsed = []
@@ -240,23 +299,34 @@ def _serve(task_fd: int, result_fd: int) -> None:
 
 @dataclass
 class _Task:
-    kind: str  # "clean" or "fit"
+    kind: str  # "clean", "fit" or "sign"
     header: dict[str, Any]
-    blobs: list[bytes]
+    #: (url, html, encoding) of its pages, made blobs when sent with them.
+    pages: list[tuple[str, str | bytes, str | None]]
     done: Deferred
     model: SiteModel | None = None
-    #: Send the model even if this worker should have it (it said it had not).
+    #: Send the model and the page even if this worker should have them (it
+    #: said it had not).
     resend: bool = False
     id: int = 0
+    #: A page kept parsed in a worker: "sign" keeps it there, "clean" asks
+    #: for it (and sends it only to a worker without it).
+    ref: str | None = None
+    #: Goes before the cleans of newly arrived pages: fits, signs, and the
+    #: cleans of a fit's pages (the site's held items wait for them).
+    urgent: bool = False
 
 
-def _pages_blobs(pages: list[tuple[str, str | bytes, str | None]]) -> tuple[list[bool], list[bool], list[bytes]]:
-    raw, enc, blobs = [], [], []
+def _pages_kinds(pages: list[tuple[str, str | bytes, str | None]]) -> tuple[list[bool], list[bool]]:
+    """Which pages' HTML is bytes, and which have an encoding (the header's "raw" and "enc")."""
+    return [isinstance(html, bytes) for _, html, _ in pages], [enc is not None for _, _, enc in pages]
+
+
+def _pages_blobs(pages: list[tuple[str, str | bytes, str | None]]) -> list[bytes]:
+    blobs = []
     for url, html, encoding in pages:
-        raw.append(isinstance(html, bytes))
-        enc.append(encoding is not None)
         blobs += [html if isinstance(html, bytes) else _blob(html), _blob(url), _blob(encoding or "")]
-    return raw, enc, blobs
+    return blobs
 
 
 @implementer(IWriteDescriptor)
@@ -290,6 +360,7 @@ class _Worker:
         self.reactor = reactor
         self.inflight: deque[_Task] = deque()
         self.models: OrderedDict[int, None] = OrderedDict()  # the worker's cache, mirrored
+        self.pages = PageCache()  # the worker's kept pages, mirrored (sizes only)
         self.out: deque[memoryview] = deque()
         self.buf = bytearray()
         # Reads land here: os.read(n) would allocate (and fault in) n bytes a call.
@@ -460,17 +531,19 @@ class ProcessCleaner:
     """``processes`` worker processes that clean pages and fit sites; the
     calls return Deferreds fired on the reactor thread."""
 
-    def __init__(self, processes: int, reactor: Any = None) -> None:
+    def __init__(self, processes: int, reactor: Any = None, keep_bytes: int = _KEEP_PAGE_BYTES) -> None:
         if reactor is None:
             from twisted.internet import reactor
         self.processes = processes
+        #: HTML (characters or bytes) of signed pages a worker keeps parsed.
+        self.keep_bytes = keep_bytes
         self._reactor = reactor
         self._ids = itertools.count(1)
         self._tokens = itertools.count(1)
         # id of a model object -> its token and document, dropped with the
         # model (models are dataclasses: not hashable, weakly referable)
         self._shipped: dict[int, _Shipped] = {}
-        self._fits: deque[_Task] = deque()
+        self._urgent: deque[_Task] = deque()
         self._cleans: deque[_Task] = deque()
         self._closed = False
         #: Why the workers were given up (they die before answering anything).
@@ -483,18 +556,31 @@ class ProcessCleaner:
 
     def clean(self, html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
               params: FitParams, learn: bool, mode: str, explain: bool = False, markdown: bool = False,
-              ) -> Deferred:
-        raw, enc, blobs = _pages_blobs([(url, html, encoding)])
+              ref: str | None = None, urgent: bool = False) -> Deferred:
+        """A Deferred of (CleanResult, signatures or None). ``ref``: the
+        page was ``sign``-ed under that name (a worker that kept it parsed
+        cleans it without the HTML); ``urgent``: before other cleans."""
+        pages = [(url, html, encoding)]
+        raw, enc = _pages_kinds(pages)
         header = {"kind": "clean", "params": self._params_doc(params), "learn": learn, "mode": mode,
                   "explain": explain, "markdown": markdown, "raw": raw, "enc": enc}
-        return self._submit(_Task("clean", header, blobs, Deferred(), model), self._cleans)
+        return self._submit(_Task("clean", header, pages, Deferred(), model, ref=ref, urgent=urgent))
+
+    def sign(self, ref: str, html: str | bytes, url: str, encoding: str | None, params: FitParams) -> Deferred:
+        """A Deferred of the page's signatures; the worker keeps it parsed
+        (some ``keep_bytes`` of pages) for a ``clean`` naming ``ref``."""
+        pages = [(url, html, encoding)]
+        raw, enc = _pages_kinds(pages)
+        header = {"kind": "sign", "params": self._params_doc(params), "ref": ref, "size": len(html),
+                  "cap": self.keep_bytes, "raw": raw, "enc": enc}
+        return self._submit(_Task("sign", header, pages, Deferred(), ref=ref, urgent=True))
 
     def fit(self, pages: list[tuple[str, str | bytes, str | None]], params: FitParams, mode: str,
             explain: bool = False, markdown: bool = False) -> Deferred:
-        raw, enc, blobs = _pages_blobs(pages)
+        raw, enc = _pages_kinds(pages)
         header = {"kind": "fit", "params": self._params_doc(params), "mode": mode, "explain": explain,
                   "markdown": markdown, "raw": raw, "enc": enc}
-        return self._submit(_Task("fit", header, blobs, Deferred()), self._fits)
+        return self._submit(_Task("fit", header, pages, Deferred(), urgent=True))
 
     def _params_doc(self, params: FitParams) -> dict:
         """``params.to_json()``, once (``asdict`` copies deeply: 0.18 ms)."""
@@ -509,8 +595,8 @@ class ProcessCleaner:
         self._closed = True
         for w in self._workers:
             w.close()
-        left = [t for w in self._workers for t in w.inflight] + list(self._fits) + list(self._cleans)
-        self._fits.clear()
+        left = [t for w in self._workers for t in w.inflight] + list(self._urgent) + list(self._cleans)
+        self._urgent.clear()
         self._cleans.clear()
         for w in self._workers:
             w.inflight.clear()
@@ -519,26 +605,40 @@ class ProcessCleaner:
 
     # -- dispatch ------------------------------------------------------------
 
-    def _submit(self, task: _Task, queue: deque[_Task]) -> Deferred:
+    def _submit(self, task: _Task) -> Deferred:
         if self._closed:
             task.done.errback(WorkersGone(self.broken) if self.broken else WorkerError("the worker processes were stopped"))
             return task.done
         task.id = next(self._ids)
-        queue.append(task)
+        self._queue(task).append(task)
         self._dispatch()
         return task.done
 
+    def _queue(self, task: _Task) -> deque[_Task]:
+        return self._urgent if task.urgent else self._cleans
+
     def _dispatch(self) -> None:
-        while self._fits or self._cleans:
+        while self._urgent or self._cleans:
             free = [w for w in self._workers if not w.dead and len(w.inflight) < _IN_FLIGHT]
             if not free:
                 return
-            worker = min(free, key=lambda w: len(w.inflight))
-            task = (self._fits or self._cleans).popleft()
+            task = (self._urgent or self._cleans).popleft()
+            if task.ref is not None and task.kind == "clean":  # the worker that kept it, if free
+                worker = min(free, key=lambda w: (task.ref not in w.pages, len(w.inflight)))
+            else:
+                worker = min(free, key=lambda w: len(w.inflight))
             worker.send(task, self._frame(worker, task))
 
     def _frame(self, worker: _Worker, task: _Task) -> bytes:
         header = dict(task.header, i=task.id)
+        with_pages = True
+        if task.ref is not None:
+            if task.kind == "sign":
+                worker.pages.keep(task.ref, None, header["size"], header["cap"])
+            else:
+                header["ref"] = task.ref
+                had = worker.pages.drop(task.ref)  # the worker takes it out when it cleans
+                with_pages = task.resend or not had
         if task.model is not None:
             shipped = self._ship(task.model)
             header["token"] = shipped.token
@@ -549,7 +649,7 @@ class ProcessCleaner:
                 if len(worker.models) > _KEEP_MODELS:
                     worker.models.popitem(last=False)
             worker.models.move_to_end(shipped.token)
-        return encode_frame(header, task.blobs)
+        return encode_frame(header, _pages_blobs(task.pages) if with_pages else [])
 
     def _ship(self, model: SiteModel) -> _Shipped:
         key = id(model)
@@ -578,7 +678,7 @@ class ProcessCleaner:
             raise ValueError(f"answer {head.get('i')!r} for task {task.id}")
         if "missing" in head:  # once more, with the model, ahead of the rest
             task.resend = True
-            (self._fits if task.kind == "fit" else self._cleans).appendleft(task)
+            self._queue(task).appendleft(task)
             self._dispatch()
             return
         try:
@@ -606,7 +706,7 @@ class ProcessCleaner:
             self._unready_deaths += 1
         for task in reversed(tasks[1:] if killer else tasks):
             task.resend = False
-            (self._fits if task.kind == "fit" else self._cleans).appendleft(task)
+            self._queue(task).appendleft(task)
         if killer is not None:
             killer.done.errback(WorkerError(f"the worker process died (exit status {code}) on this page"))
         if self._unready_deaths >= _MAX_UNREADY_DEATHS:
@@ -635,6 +735,8 @@ def _value(task: _Task, head: dict, blobs: list[memoryview]) -> Any:
     if task.kind == "clean":
         sigs = frozenset(head["sigs"]) if head["sigs"] is not None else None
         return _result(head, blobs), sigs
+    if task.kind == "sign":
+        return frozenset(head["sigs"])
     model = model_from_json(head["model"])[1]
     return model, [_result(h, blobs[4 * n:4 * n + 4]) for n, h in enumerate(head["results"])]
 

@@ -21,7 +21,7 @@ from scrapy.utils.conf import build_component_list
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import load_object
 from scrapy.utils.project import data_path
-from twisted.internet.defer import Deferred, fail, succeed
+from twisted.internet.defer import Deferred, DeferredList, fail, succeed
 from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
@@ -81,6 +81,10 @@ class _HeldPage:
     #: Redis mode: the page as parsed and signed for the pool, kept to be
     #: cleaned without a second parse (threads only; a page is cleaned once).
     parsed: Page | None = None
+    #: Worker processes: the page's signatures, from a worker that keeps it
+    #: parsed for its clean (``_sign_held``), and the Deferred while it signs.
+    sigs: frozenset[str] | None = None
+    signing: Deferred | None = None
 
 
 @dataclass
@@ -351,11 +355,13 @@ class DeboilerPipeline:
             self._cleaner.shutdown()
             self._cleaner = None
 
-    def _cleaning(self, *args: Any) -> Deferred:
+    def _cleaning(self, *args: Any, ref: str | None = None) -> Deferred:
         """``_clean_one(*args)`` in a worker process (DEBOILER_PROCESSES) or
-        in the threads."""
+        in the threads. ``ref``: a held page a worker signed and keeps
+        parsed (``_sign_held``), cleaned before newly arrived pages."""
         if self._cleaner is not None and self._cleaner.broken is None:
-            return self._cleaner.clean(*args).addErrback(self._elsewhere, _clean_one, args)
+            return self._cleaner.clean(*args, ref=ref, urgent=ref is not None).addErrback(
+                self._elsewhere, _clean_one, args)
         return self._in_pool(_clean_one, *args)
 
     def _fitting(self, *args: Any) -> Deferred:
@@ -450,6 +456,8 @@ class DeboilerPipeline:
             site.hold.pages = len(site.held)
             if site.hold.pooled and site.model is None:
                 self._pool_page(site, page)
+            elif not site.hold.busy:
+                self._sign_held(page)
             if not site.hold.busy:  # waiting for the threshold: what DEBOILER_MAX_HELD_BYTES bounds
                 self.held_bytes += len(html)
                 site.hold.bytes += len(html)
@@ -631,11 +639,14 @@ class DeboilerPipeline:
         return self._finish(site, item, cleaned, html, notes)
 
     def _clean_shared(self, site: _Site, key: str, url: str, html: str | bytes,
-                      encoding: str | None, parsed: Page | None = None, sign: bool = False) -> Deferred:
+                      encoding: str | None, parsed: Page | None = None, sign: bool = False,
+                      kept: bool = False, fitted_on: bool = False) -> Deferred:
         """A Deferred of the page's (CleanResult, model it was cleaned with):
         one clean per distinct page, shared by all its items (those in flight
         wait for it, later ones get it from a small cache). ``sign``: also
-        keep the signatures of a page cleaned without a model (``_alone``)."""
+        keep the signatures of a page cleaned without a model (``_alone``);
+        ``kept``: a worker keeps the page parsed (``_sign_held``);
+        ``fitted_on``: the model was fitted on it (no evidence to learn)."""
         hit = self._results.get(key)
         if hit is not None:
             self._results.move_to_end(key)
@@ -650,10 +661,12 @@ class DeboilerPipeline:
         self._inflight[key] = [d]
         site.inflight += 1
         model = site.model
-        want_sigs = sign if model is None else (self.learn or model.provisional)
+        want_sigs = sign if model is None else (self.learn or model.provisional) and not fitted_on
         args = (html, url, encoding, model, self.params, want_sigs, self.mode, self.explain, self.markdown)
         if parsed is not None and self._cleaner is None:
             job = self._in_pool(_clean_parsed, parsed, *args[3:])
+        elif kept:
+            job = self._cleaning(*args, ref=key)
         else:
             job = self._inline_or(len(html), _clean_one, args, self._cleaning)
 
@@ -937,7 +950,7 @@ class DeboilerPipeline:
             # small for one: each page on its own.
             for p in pages:
                 d = self._clean_shared(site, p.key, p.url, p.html, p.encoding, p.parsed,
-                                       sign=remember)
+                                       sign=remember, kept=p.sigs is not None)
                 p.parsed = None
                 d.addCallbacks(lambda r, p=p: self._resolve_page(site, p, r),
                                errback=lambda f, p=p: self._fail(site, p.items, f))
@@ -966,7 +979,94 @@ class DeboilerPipeline:
             self._inc("sites_provisional")
         self._save(site, model)
 
+    def _sign_held(self, page: _HeldPage) -> None:
+        """Worker processes: a page held for its site's threshold is parsed
+        and signed by a worker as it arrives, and kept there parsed. At the
+        threshold the model is then counted here from the signatures, and
+        the pages are cleaned from those parses one by one, each item going
+        on as its page is done. A fit that parsed, signed and cleaned them
+        all in one task kept the site's items, and those arriving meanwhile,
+        waiting for all of it (docs/pipeline.md, "Signing held pages")."""
+        cleaner = self._cleaner
+        if cleaner is None or cleaner.broken is not None or len(page.html) <= self.inline_max:
+            return
+        d = page.signing = cleaner.sign(page.key, page.html, page.url, page.encoding, self.params)
+
+        def signed(sigs: frozenset[str]) -> None:
+            page.sigs, page.signing = sigs, None
+            self._inc("pages_signed")
+
+        def unsigned(f: Failure) -> None:  # its fit parses it again
+            page.signing = None
+            logger.debug("deboiler: signing %s in a worker failed: %s", page.url, f.getErrorMessage())
+
+        d.addCallbacks(signed, unsigned)
+
     def _start_fit(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
+        if self._cleaner is not None and self._cleaner.broken is None and all(
+                p.sigs is not None or p.signing is not None for p in pages):
+            self._fit_signed(site, pages, reason)
+        else:
+            self._fit_whole(site, pages, reason)
+
+    def _fit_signed(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
+        """Fit a site on the signatures workers sent for its held pages
+        (waiting for those still signing), then clean the pages where they
+        are kept parsed. A page whose signing failed: the whole fit goes to
+        a worker (``_fit_whole``)."""
+        site.hold.busy = True
+        self.busy += 1
+        started = time.perf_counter()
+        waiting = [p.signing for p in pages if p.signing is not None]
+        items = [h for p in pages for h in p.items]
+
+        def fit(_: Any) -> None:
+            site.hold.busy = False
+            self.busy -= 1
+            try:
+                if any(p.sigs is None for p in pages):
+                    self._fit_whole(site, pages, reason)
+                    return
+                model = SiteModel.fit([(p.url, p.sigs) for p in pages], self.params)
+                self._fitted(site, model, frozenset(p.key for p in pages))
+                cleans = []
+                for p in pages:
+                    d = self._clean_shared(site, p.key, p.url, p.html, p.encoding, kept=True, fitted_on=True)
+                    d.addCallbacks(lambda r, p=p: self._resolve_page(site, p, r) or r[0],
+                                   errback=lambda f, p=p: self._fail(site, p.items, f))
+                    cleans.append(d)
+                self._after_fit(site, pages)
+                DeferredList(cleans).addCallback(lambda results: self._log_fit(
+                    site, model, pages, [r for _, r in results if r is not None], reason, started))
+            finally:
+                if site.held:  # items that came in while the signatures were awaited
+                    self._release(site, "after_fit")
+
+        d = DeferredList(waiting) if waiting else succeed(None)
+        d.addCallback(fit)
+        d.addErrback(lambda f: self._fail(site, [h for h in items if not h.waiter.called], f))
+
+    def _after_fit(self, site: _Site, pages: list[_HeldPage]) -> None:
+        """A page released alone before the fit is evidence for its model."""
+        if site.alone is not None:
+            key, url, sigs = site.alone
+            site.alone = None
+            if key not in {p.key for p in pages}:
+                self._absorb(site, key, url, unpack_signatures(sigs))
+
+    def _log_fit(self, site: _Site, model: SiteModel, pages: list[_HeldPage], results: list[CleanResult],
+                 reason: str, started: float) -> None:
+        removed = 1 - sum(len(r.html) for r in results) / max(1, sum(len(p.html) for p in pages))
+        early = f"released early: {_RELEASED_EARLY[reason]}; " if reason in _RELEASED_EARLY else ""
+        self._site_log("deboiler: fitted %s on %d pages in %.2fs%s: %d boilerplate signatures, "
+                       "%.0f%% of HTML removed", site.name or "?", len(pages),
+                       time.perf_counter() - started,
+                       f" ({early}provisional: it learns until it has seen {self.min_pages})"
+                       if model.provisional else "", len(model.boilerplate), 100 * removed)
+
+    def _fit_whole(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
+        """Parse, fit and clean a site's held pages in one task (threads, or
+        a worker process where some page was not signed ahead)."""
         site.hold.busy = True
         self.busy += 1
         started = time.perf_counter()
@@ -980,18 +1080,8 @@ class DeboilerPipeline:
                 self._inc("pages_cleaned")
                 self._remember(p.key, (r, model))
                 self._resolve_page(site, p, (r, model))
-            if site.alone is not None:  # a page released alone before: evidence too
-                key, url, sigs = site.alone
-                site.alone = None
-                if key not in {p.key for p in pages}:
-                    self._absorb(site, key, url, unpack_signatures(sigs))
-            removed = 1 - sum(len(r.html) for r in results) / max(1, sum(len(p.html) for p in pages))
-            early = f"released early: {_RELEASED_EARLY[reason]}; " if reason in _RELEASED_EARLY else ""
-            self._site_log("deboiler: fitted %s on %d pages in %.2fs%s: %d boilerplate signatures, "
-                           "%.0f%% of HTML removed", site.name or "?", len(pages),
-                           time.perf_counter() - started,
-                           f" ({early}provisional: it learns until it has seen {self.min_pages})"
-                           if model.provisional else "", len(model.boilerplate), 100 * removed)
+            self._after_fit(site, pages)
+            self._log_fit(site, model, pages, results, reason, started)
 
         def finally_(_: Any) -> None:
             site.hold.busy = False

@@ -6,12 +6,14 @@ import signal
 
 import pytest
 import pytest_twisted
-from twisted.internet import defer
+from twisted.internet import defer, reactor
+from twisted.internet.task import deferLater
 
 from sitegen import site_pages
 
 from scrapy_deboiler._executor import ProcessCleaner, WorkerError, WorkersGone, decode_frame, encode_frame
-from scrapy_deboiler._model import FitParams
+from scrapy_deboiler._clean import Page
+from scrapy_deboiler._model import FitParams, SiteModel
 from scrapy_deboiler._pipeline import _clean_one, _fit_site
 from scrapy_deboiler._store import model_to_json
 
@@ -175,3 +177,54 @@ async def test_workers_that_cannot_start_are_given_up(monkeypatch, caplog):
         assert [r.levelname for r in caplog.records if "died while starting" in r.getMessage()] == ["ERROR"]
     finally:
         cleaner.shutdown()
+
+
+@pytest_twisted.ensureDeferred
+async def test_signed_pages_are_fitted_here_and_cleaned_from_the_workers_parse(cleaner):
+    site = pages(6, paragraphs=50)
+    keys = [f"k{n}" for n in range(len(site))]
+    sigs = await defer.gatherResults([cleaner.sign(k, h, u, None, PARAMS) for k, (u, h, _) in zip(keys, site)])
+    assert [set(s) for s in sigs] == [set(Page(h, u, None, PARAMS.scheme).signatures) for u, h, _ in site]
+    model = SiteModel.fit(zip([u for u, _, _ in site], sigs), PARAMS)
+    want_model, want = _fit_site(site, PARAMS, "content")
+    assert model_to_json("", model) == model_to_json("", want_model)
+    worker = cleaner._workers[0]
+    assert list(worker.pages.entries) == keys
+    # No HTML comes with them: the worker cleans what it kept.
+    got = await defer.gatherResults([cleaner.clean("", u, None, model, PARAMS, False, "content", ref=k)
+                                     for k, (u, _, _) in zip(keys, site)])
+    for (g, _), w in zip(got, want, strict=True):
+        same(g, w)
+    assert not worker.pages.entries
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_the_worker_does_not_keep_is_sent_again():
+    cleaner = ProcessCleaner(1, keep_bytes=1)  # it keeps the newest page only
+    try:
+        site = pages(3, paragraphs=50)
+        for n, (u, h, _) in enumerate(site):
+            await cleaner.sign(f"k{n}", h, u, None, PARAMS)
+        worker = cleaner._workers[0]
+        assert list(worker.pages.entries) == ["k2"]
+        worker.pages.keep("k0", None, 10, cleaner.keep_bytes)  # the mirror believes, wrongly
+        for n, (u, h, _) in enumerate(site):
+            got, _ = await cleaner.clean(h, u, None, None, PARAMS, False, "content", ref=f"k{n}")
+            same(got, _clean_one(h, u, None, None, PARAMS, False, "content")[0])
+        assert not worker.pages.entries and worker.proc.poll() is None
+    finally:
+        cleaner.shutdown()
+
+
+@pytest_twisted.ensureDeferred
+async def test_pages_kept_by_a_killed_worker_go_to_the_next_with_their_html(cleaner):
+    site = pages(2, paragraphs=50)
+    for n, (u, h, _) in enumerate(site):
+        await cleaner.sign(f"k{n}", h, u, None, PARAMS)
+    worker = cleaner._workers[0]
+    os.kill(worker.proc.pid, signal.SIGKILL)
+    while cleaner._workers[0] is worker:  # the reactor reads that it died
+        await deferLater(reactor, 0.01)
+    for n, (u, h, _) in enumerate(site):
+        got, _ = await cleaner.clean(h, u, None, None, PARAMS, False, "boilerplate", ref=f"k{n}")
+        same(got, _clean_one(h, u, None, None, PARAMS, False, "boilerplate")[0])

@@ -242,6 +242,9 @@ async def test_worker_processes_clean_as_the_threads_do_and_markdown_rides_along
                                          on_signal=(cleaner, signals.item_scraped))
             check_all_items_reached_the_feed(crawler, items)
             assert seen == ({None} if processes == 0 else {1 if _cores() >= 2 else None})
+            # A worker signs the held pages as they come; the fit counts their signatures.
+            signed = stat(crawler, "deboiler/pages_signed")
+            assert signed >= 5 + 3 if seen == {1} else signed == 0
             runs[processes] = {i["url"]: i for i in items}
     finally:
         close(pa, pb)

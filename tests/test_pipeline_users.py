@@ -723,6 +723,39 @@ async def test_worker_processes_that_cannot_start_leave_the_cleaning_to_the_thre
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_worker_killed_while_it_keeps_held_pages_loses_none_of_them(tmp_path):
+    """Held pages are signed by a worker process and kept there parsed for
+    their clean. Killed with some of them signed, one maybe being signed:
+    its replacement is sent the pages again and the site is fitted on all
+    of them, every item cleaned."""
+    import signal
+
+    from scrapy_deboiler import DeboilerPipeline
+
+    killed = []
+
+    def kill(response, request, spider):
+        if len(killed) or spider.crawler.stats.get_value("response_received_count", 0) < 3:
+            return
+        pipe, = [m for m in spider.crawler.engine.scraper.itemproc.middlewares if isinstance(m, DeboilerPipeline)]
+        worker = pipe._cleaner._workers[0]
+        killed.append(worker)
+        os.kill(worker.proc.pid, signal.SIGKILL)
+
+    a, pa = serve_site(12, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_PROCESSES=1, CONCURRENT_REQUESTS=1,
+                                     on_signal=(kill, signals.response_received))
+    finally:
+        pa.stopListening()
+    check_all_items_reached_the_feed(crawler, items)
+    assert killed and killed[0].dead and len(items) == 12
+    assert {i["deboiler"]["status"] for i in items} == {"cleaned"} and stat(crawler, "deboiler/errors") == 0
+    assert {i["deboiler"]["fit_pages"] for i in items} == {5}
+    assert stat(crawler, "deboiler/pages_signed") >= 3
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_provisional_model_from_a_redis_pool_does_not_count_its_pages_twice(tmp_path):
     """A model fitted on a Redis pool keys its pages by URL; learning keys
     them by URL and content. The same three pages crawled again counted as
