@@ -149,7 +149,7 @@ class _Missing(Exception):
     """The task names a model or a kept page this worker does not have."""
 
 
-class PageCache:
+class _PageCache:
     """Pages kept parsed by ``ref``, oldest first, at most ``cap`` bytes of
     their HTML (but the newest). The worker keeps the pages and the parent
     a mirror with the same sizes: the worker handles tasks in the order they
@@ -191,7 +191,7 @@ class PageCache:
 class _WorkerState:
     def __init__(self) -> None:
         self.models: OrderedDict[int, SiteModel] = OrderedDict()
-        self.pages = PageCache()
+        self.pages = _PageCache()
         self._params: tuple[Any, FitParams] | None = None
 
     def params(self, doc: dict) -> FitParams:
@@ -360,7 +360,7 @@ class _Worker:
         self.reactor = reactor
         self.inflight: deque[_Task] = deque()
         self.models: OrderedDict[int, None] = OrderedDict()  # the worker's cache, mirrored
-        self.pages = PageCache()  # the worker's kept pages, mirrored (sizes only)
+        self.pages = _PageCache()  # the worker's kept pages, mirrored (sizes only)
         self.out: deque[memoryview] = deque()
         self.buf = bytearray()
         # Reads land here: os.read(n) would allocate (and fault in) n bytes a call.
