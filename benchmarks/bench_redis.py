@@ -1,6 +1,7 @@
 """A crawl over 1, 2 and 3 scrapy-redis workers: the pipeline off, local, pooled.
 
     python benchmarks/bench_redis.py [--pages-per-site 100] [--workers 1,2,3] [--rounds 1]
+        [--set DEBOILER_PROCESSES=0 ...]
 
 Starts its own redis-server (Debian's; a free port of 127.0.0.1, no
 persistence) and the demo website (three sites), then for each worker count
@@ -96,7 +97,8 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-def run(n: int, mode: str, urls: list[str], redis_url: str, client, work: str, min_pages: int) -> dict:
+def run(n: int, mode: str, urls: list[str], redis_url: str, client, work: str, min_pages: int,
+        extra: dict[str, str] | None = None) -> dict:
     client.flushall()
     client.lpush("cluster:start_urls", *[json.dumps({"url": u}) for u in urls])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([PROJECT, work]),
@@ -114,6 +116,8 @@ def run(n: int, mode: str, urls: list[str], redis_url: str, client, work: str, m
              "DEBOILER_MIN_PAGES": min_pages, "DEBOILER_REDIS_URL": redis_url if mode == "pooled" else ""}
         if mode == "off":
             s["ADDONS"] = "{}"
+        else:
+            s.update(extra or {})
         args = ["timeout", "-s", "KILL", "600", sys.executable, "-m", "scrapy", "crawl", "timed"]
         for key, value in s.items():
             args += ["-s", f"{key}={value}"]
@@ -163,8 +167,11 @@ def main() -> None:
     ap.add_argument("--modes", default="off,local,pooled")
     ap.add_argument("--min-pages", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=1, help="runs of each case; the best pages/s is kept")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a setting for the crawls with scrapy-deboiler (repeatable)")
     ap.add_argument("--json", help="write the rows here")
     args = ap.parse_args()
+    extra = dict(kv.split("=", 1) for kv in args.set)
     import redis
 
     from website import SITES, DemoSite, serve
@@ -188,7 +195,7 @@ def main() -> None:
             for mode in args.modes.split(","):
                 best = None
                 for _ in range(args.rounds):
-                    row = run(n, mode, urls, redis_url, client, work, args.min_pages)
+                    row = run(n, mode, urls, redis_url, client, work, args.min_pages, extra)
                     if best is None or row["pages_s"] > best["pages_s"]:
                         best = row
                 rows.append(best)
@@ -198,8 +205,8 @@ def main() -> None:
         for _, server in servers:
             server.shutdown()
     base = {r["workers"]: r for r in rows if r["mode"] == "off"}
-    print(f"\n{args.pages_per_site} articles a site, 3 sites, DEBOILER_MIN_PAGES {args.min_pages}; "
-          "ratios against 'off' with the same workers, this run")
+    print(f"\n{args.pages_per_site} articles a site, 3 sites, DEBOILER_MIN_PAGES {args.min_pages}"
+          f"{', ' + str(extra) if extra else ''}; ratios against 'off' with the same workers, this run")
     print(f"{'workers':>7} {'mode':>7} {'items':>6} {'pages/s':>8} {'x off':>6} {'site->model':>11} "
           f"{'held p50':>9} {'held p99':>9} {'redis/site':>11}")
     for r in rows:

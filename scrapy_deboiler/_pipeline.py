@@ -456,8 +456,8 @@ class DeboilerPipeline:
             site.hold.pages = len(site.held)
             if site.hold.pooled and site.model is None:
                 self._pool_page(site, page)
-            elif not site.hold.busy:
-                self._sign_held(page)
+            elif not site.hold.busy and (signing := self._sign_held(page)) is not None:
+                signing.addErrback(lambda _: None)  # logged; the fit parses the page
             if not site.hold.busy:  # waiting for the threshold: what DEBOILER_MAX_HELD_BYTES bounds
                 self.held_bytes += len(html)
                 site.hold.bytes += len(html)
@@ -663,7 +663,7 @@ class DeboilerPipeline:
         model = site.model
         want_sigs = sign if model is None else (self.learn or model.provisional) and not fitted_on
         args = (html, url, encoding, model, self.params, want_sigs, self.mode, self.explain, self.markdown)
-        if parsed is not None and self._cleaner is None:
+        if parsed is not None and (self._cleaner is None or self._cleaner.broken is not None):
             job = self._in_pool(_clean_parsed, parsed, *args[3:])
         elif kept:
             job = self._cleaning(*args, ref=key)
@@ -949,8 +949,10 @@ class DeboilerPipeline:
             # Arrived while a fit ran: clean with its model. Or a site too
             # small for one: each page on its own.
             for p in pages:
-                d = self._clean_shared(site, p.key, p.url, p.html, p.encoding, p.parsed,
-                                       sign=remember, kept=p.sigs is not None)
+                # A page still being signed is kept by the time its clean
+                # comes: the worker takes tasks in order.
+                d = self._clean_shared(site, p.key, p.url, p.html, p.encoding, p.parsed, sign=remember,
+                                       kept=p.sigs is not None or p.signing is not None)
                 p.parsed = None
                 d.addCallbacks(lambda r, p=p: self._resolve_page(site, p, r),
                                errback=lambda f, p=p: self._fail(site, p.items, f))
@@ -979,28 +981,35 @@ class DeboilerPipeline:
             self._inc("sites_provisional")
         self._save(site, model)
 
-    def _sign_held(self, page: _HeldPage) -> None:
+    def _sign_held(self, page: _HeldPage) -> Deferred | None:
         """Worker processes: a page held for its site's threshold is parsed
         and signed by a worker as it arrives, and kept there parsed. At the
         threshold the model is then counted here from the signatures, and
         the pages are cleaned from those parses one by one, each item going
         on as its page is done. A fit that parsed, signed and cleaned them
         all in one task kept the site's items, and those arriving meanwhile,
-        waiting for all of it (docs/pipeline.md, "Signing held pages")."""
+        waiting for all of it (docs/pipeline.md, "Signing held pages").
+        Returns a Deferred of the signatures (or of why there are none),
+        None where no worker signs it."""
         cleaner = self._cleaner
         if cleaner is None or cleaner.broken is not None or len(page.html) <= self.inline_max:
-            return
-        d = page.signing = cleaner.sign(page.key, page.html, page.url, page.encoding, self.params)
+            return None
+        page.signing = done = Deferred()  # fires once ``page.sigs`` is known or cannot be
 
-        def signed(sigs: frozenset[str]) -> None:
+        def signed(sigs: frozenset[str]) -> frozenset[str]:
             page.sigs, page.signing = sigs, None
             self._inc("pages_signed")
+            done.callback(None)
+            return sigs
 
-        def unsigned(f: Failure) -> None:  # its fit parses it again
+        def unsigned(f: Failure) -> Failure:  # its fit parses it again
             page.signing = None
             logger.debug("deboiler: signing %s in a worker failed: %s", page.url, f.getErrorMessage())
+            done.callback(None)
+            return f
 
-        d.addCallbacks(signed, unsigned)
+        return cleaner.sign(page.key, page.html, page.url, page.encoding, self.params).addCallbacks(
+            signed, unsigned)
 
     def _start_fit(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
         if self._cleaner is not None and self._cleaner.broken is None and all(
@@ -1281,19 +1290,24 @@ class DeboilerPipeline:
         d.addErrback(self._pipeline_error)
 
     def _pool_page(self, site: _Site, page: _HeldPage) -> None:
-        """Sign a held page (in the cleaning threads) and offer its
-        signatures to the site's pool (in the Redis threads)."""
+        """Sign a held page (in a worker process that keeps it parsed, else
+        in the cleaning threads) and offer its signatures to the site's
+        pool (in the Redis threads)."""
         assert self.redis is not None
         redis = self.redis
         url = page.url.split("#", 1)[0]
-        d = self._in_pool(_sign_page, page.html, page.url, page.encoding, self.params)
+        d = self._sign_held(page)
+        if d is not None:
+            d.addCallback(lambda sigs: self._in_redis(redis.offer, site.name, url, sigs))
+        else:
+            d = self._in_pool(_sign_page, page.html, page.url, page.encoding, self.params)
 
-        def signed(parsed: Page) -> Deferred:
-            if self._cleaner is None and site.held.get(page.key) is page:
-                page.parsed = parsed  # still held: cleaned from this parse
-            return self._in_redis(redis.offer, site.name, url, parsed.signatures)
+            def signed(parsed: Page) -> Deferred:
+                if site.held.get(page.key) is page:
+                    page.parsed = parsed  # still held: cleaned from this parse
+                return self._in_redis(redis.offer, site.name, url, parsed.signatures)
 
-        d.addCallback(signed)
+            d.addCallback(signed)
 
         def failed(f: Any) -> None:
             if f.check(ConnectionError, TimeoutError, OSError) or _is_redis_error(f.value):

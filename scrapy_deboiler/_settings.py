@@ -47,15 +47,15 @@ def _default_threads() -> int:
     return max(1, min(4, _cores() - 1))
 
 
-def _default_processes(redis_url: Any) -> int:
+def _default_processes() -> int:
     # One worker process wherever there is a second core: full-size pages
-    # crawled at 0.72-0.77 of the speed without the pipeline with it, 0.44
-    # with the threads, whose cleaning holds the GIL for most of a page; one
+    # crawled at 0.82 of the speed without the pipeline with it, 0.44 with
+    # the threads, whose cleaning holds the GIL for most of a page; one
     # worker kept up with a crawl process running flat out (docs/pipeline.md).
-    # Not in Redis mode, where a worker would parse a held page a second
-    # time (the threads sign it for the pool and clean that same parse).
-    # The reactor reads their pipes as it reads sockets: POSIX only.
-    return 1 if _cores() >= 2 and not redis_url and os.name == "posix" else 0
+    # Held pages are signed by the worker that cleans them, from one parse
+    # (in Redis mode too, for the pool). The reactor reads their pipes as it
+    # reads sockets: POSIX only.
+    return 1 if _cores() >= 2 and os.name == "posix" else 0
 
 
 #: Defaults of the DEBOILER_* settings (README, "Scrapy settings").
@@ -179,9 +179,9 @@ def _int(name: str, value: Any, low: int, high: int | None = None) -> int:
     return n
 
 
-def _processes(value: Any, redis_url: Any) -> int:
+def _processes(value: Any) -> int:
     if _unset(value):
-        return _default_processes(redis_url)
+        return _default_processes()
     n = _int("DEBOILER_PROCESSES", value, 0, 64)
     if n and os.name != "posix":
         raise DeboilerSettingsError("DEBOILER_PROCESSES", value, "worker processes need a POSIX system (use 0)")
@@ -366,7 +366,7 @@ def _read_settings(settings: Any, where: Callable[[str], str], check_paths: bool
         watchdog_interval=_float("DEBOILER_WATCHDOG_INTERVAL", raw("DEBOILER_WATCHDOG_INTERVAL"), 0, 60),
         inline_max_bytes=_int("DEBOILER_INLINE_MAX_BYTES", raw("DEBOILER_INLINE_MAX_BYTES"), 0),
         threads=_default_threads() if _unset(threads) else _int("DEBOILER_THREADS", threads, 1, 64),
-        processes=_processes(raw("DEBOILER_PROCESSES"), raw("DEBOILER_REDIS_URL")),
+        processes=_processes(raw("DEBOILER_PROCESSES")),
         markdown=_bool("DEBOILER_MARKDOWN", raw("DEBOILER_MARKDOWN")),
         markdown_field=fields["DEBOILER_MARKDOWN_FIELD"],
         mode=_choice("DEBOILER_MODE", raw("DEBOILER_MODE"), ("boilerplate", "content")),

@@ -693,8 +693,8 @@ def test_cleaning_goes_to_a_worker_process_where_there_is_a_second_core(monkeypa
     cfg = _settings.read_settings(Settings(), check_paths=False)
     assert (cfg.processes, cfg.threads) == (processes, threads)
     assert _settings.read_settings(Settings({"DEBOILER_PROCESSES": 0}), check_paths=False).processes == 0
-    redis = Settings({"DEBOILER_REDIS_URL": "redis://127.0.0.1:6379/0"})
-    assert _settings.read_settings(redis, check_paths=False).processes == 0
+    redis = Settings({"DEBOILER_REDIS_URL": "redis://127.0.0.1:6379/0"})  # pooled pages are signed there too
+    assert _settings.read_settings(redis, check_paths=False).processes == processes
     monkeypatch.setattr(_settings.os, "name", "nt")  # the reactor cannot read pipes there
     assert _settings.read_settings(Settings(), check_paths=False).processes == 0
     with pytest.raises(DeboilerSettingsError, match="DEBOILER_PROCESSES = 1: worker processes need a POSIX"):

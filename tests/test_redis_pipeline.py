@@ -51,14 +51,17 @@ def model_files(folder) -> dict[str, dict]:
     return {p.name: json.loads(p.read_text()) for p in folder.iterdir() if p.suffix == ".json"}
 
 
+@pytest.mark.parametrize("processes", [0, 1])
 @pytest_twisted.ensureDeferred
-async def test_two_crawlers_each_seeing_half_a_site_share_one_model(tmp_path, redis_server):
+async def test_two_crawlers_each_seeing_half_a_site_share_one_model(tmp_path, redis_server, processes):
     """Two crawls at once, each fetching 6 of a site's 12 pages, with
     DEBOILER_MIN_PAGES 8: neither could fit alone; through the pool both
     clean every item with one model of exactly 8 pages, equal to a fit of
-    those 8 pages in this process."""
+    those 8 pages in this process. Held pages are signed for the pool in the
+    threads, or by a worker process that then cleans them from that parse."""
     a, pa = serve_site(12, "alpha")
-    settings = redis_settings(redis_server.url, DEBOILER_MIN_PAGES=8, CONCURRENT_REQUESTS=2)
+    settings = redis_settings(redis_server.url, DEBOILER_MIN_PAGES=8, CONCURRENT_REQUESTS=2,
+                              DEBOILER_PROCESSES=processes)
     (ca, items_a), (cb, items_b) = await two_crawls(
         tmp_path, article_urls(a, range(0, 12, 2)), article_urls(a, range(1, 12, 2)), settings, pa)
     for crawler, items in ((ca, items_a), (cb, items_b)):
@@ -69,6 +72,8 @@ async def test_two_crawlers_each_seeing_half_a_site_share_one_model(tmp_path, re
         assert all("Privacy policy" not in i["clean_text"] for i in items)
         assert stat(crawler, "deboiler/sites_fitted") == 0 and stat(crawler, "deboiler/errors") == 0
     assert stat(ca, "deboiler/redis/pages_pooled") + stat(cb, "deboiler/redis/pages_pooled") == 8
+    signed = stat(ca, "deboiler/pages_signed") + stat(cb, "deboiler/pages_signed")
+    assert signed >= 8 if processes else signed == 0
     (fa,), (fb,) = model_files(tmp_path / "a" / "signatures").values(), model_files(tmp_path / "b" / "signatures").values()
     assert fa["signatures"] == fb["signatures"] and fa["pages"] == 8 and "provisional" not in fa
     coordinator = RedisCoordinator(redis_server.url, min_pages=8)
