@@ -32,6 +32,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import weakref
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
@@ -155,6 +156,10 @@ class _Worker:
         self.chunk = memoryview(bytearray(_PIPE_BYTES))
         self.dead = False
         self.ready = False  # said so: it could import what it needs
+        #: Since when it has had tasks without answering one (None: idle).
+        self.waiting_since: float | None = None
+        #: Why it was killed (``ProcessCleaner.kill_stalled``), for its task's error.
+        self.killed_for: str | None = None
         self.proc, self.task_fd, self.result_fd = self._spawn()
         self.writer = _TaskPipe(self)
         self.reactor.addReader(self)
@@ -243,6 +248,8 @@ class _Worker:
     # -- tasks ---------------------------------------------------------------
 
     def send(self, task: _Task, frame: bytes) -> None:
+        if not self.inflight:
+            self.waiting_since = time.monotonic()
         self.inflight.append(task)
         was_waiting = bool(self.out)
         self.out.append(memoryview(frame))
@@ -336,6 +343,8 @@ class ProcessCleaner:
         self._closed = False
         #: Why the workers were given up (they die before answering anything).
         self.broken: str | None = None
+        #: Workers that died (or were killed) and were replaced.
+        self.deaths = 0
         self._unready_deaths = 0
         self._params: tuple[FitParams, dict] | None = None
         self._workers = [_Worker(self, reactor) for _ in range(processes)]
@@ -453,6 +462,32 @@ class ProcessCleaner:
         if shipped is not None and shipped.token == token:
             del self._shipped[key]
 
+    @property
+    def pending(self) -> int:
+        """Tasks not answered yet."""
+        return len(self._urgent) + len(self._cleans) + sum(len(w.inflight) for w in self._workers)
+
+    def kill_stalled(self, timeout: float) -> int:
+        """Kill the workers that have answered nothing for ``timeout``
+        seconds while they had tasks (a page that hangs the parser, a
+        stopped process): the task each was on fails, the others go to its
+        replacement. How many were killed."""
+        now, killed = time.monotonic(), 0
+        for worker in list(self._workers):
+            since = worker.waiting_since
+            if worker.dead or since is None or now - since < timeout or not worker.inflight:
+                continue
+            task = worker.inflight[0]
+            where = task.pages[0][0] if task.pages else "?"
+            what = f"{task.kind} of {len(task.pages)} pages from {where}" if task.kind == "fit" else where
+            worker.killed_for = f"answered nothing for {now - since:.0f} s"
+            logger.warning("deboiler: a worker process %s with %d pages given (the first: %s): killed; a new "
+                           "one takes the others (DEBOILER_WORKER_TIMEOUT)", worker.killed_for,
+                           len(worker.inflight), what)
+            worker.die(kill=True)
+            killed += 1
+        return killed
+
     # -- answers -------------------------------------------------------------
 
     def _answer(self, worker: _Worker, head: dict, blobs: list[memoryview]) -> None:
@@ -461,6 +496,7 @@ class ProcessCleaner:
             self._unready_deaths = 0
             return
         task = worker.inflight.popleft()
+        worker.waiting_since = time.monotonic() if worker.inflight else None
         if head.get("i") != task.id:
             task.done.errback(WorkerError(f"the worker answered task {head.get('i')!r} for {task.id}"))
             raise ValueError(f"answer {head.get('i')!r} for task {task.id}")
@@ -488,15 +524,21 @@ class ProcessCleaner:
         if self._closed:
             return
         code = worker.proc.returncode
+        self.deaths += 1
         # Before it said it was ready it had read no task: none killed it.
         killer = tasks[0] if tasks and worker.ready else None
         if not worker.ready:
             self._unready_deaths += 1
+        elif worker.killed_for is None:  # (a kill for silence was logged already)
+            logger.warning("deboiler: a worker process died (exit status %s)%s; a new one takes its place%s",
+                           code, f" cleaning {killer.pages[0][0]}" if killer is not None and killer.pages else "",
+                           f" and the {len(tasks) - 1} other pages it had" if len(tasks) > 1 else "")
         for task in reversed(tasks[1:] if killer else tasks):
             task.resend = False
             self._queue(task).appendleft(task)
         if killer is not None:
-            killer.done.errback(WorkerError(f"the worker process died (exit status {code}) on this page"))
+            why = worker.killed_for or f"died (exit status {code})"
+            killer.done.errback(WorkerError(f"the worker process {why} on this page"))
         if self._unready_deaths >= _MAX_UNREADY_DEATHS:
             # Started again and again, they would only die again (an
             # interpreter that cannot import this package, a memory limit):

@@ -28,7 +28,7 @@ from twisted.python.threadpool import ThreadPool
 
 from ._clean import CleanResult, Page, clean_page
 from ._content import default_model
-from ._executor import ProcessCleaner, WorkersGone
+from ._executor import ProcessCleaner, WorkerError, WorkersGone
 from ._engine import crawl_state, flush_feeds, scraper_busy
 from ._holding import Hold, HoldingPolicy
 from ._limits import Limits, Skip, check_page
@@ -65,6 +65,12 @@ _RELEASED_EARLY = {"budget": "held HTML over DEBOILER_MAX_HELD_BYTES",
 _SITE_LINES = 50
 #: How long a stopping reactor waits for released items to leave the pipelines.
 _SHUTDOWN_WAIT = 10.0
+#: ... then for the pages of a hung worker's replacement, then for the items
+#: of the pages the workers never answered.
+_SHUTDOWN_AFTER_WORKERS = 3.0
+#: A closing crawl waits at most this long (or DEBOILER_WORKER_TIMEOUT if
+#: shorter) for a worker process that answers nothing.
+_CLOSING_WORKER_TIMEOUT = 10.0
 
 
 @dataclass
@@ -236,6 +242,7 @@ class DeboilerPipeline:
         self.interval = cfg.watchdog_interval
         self.threads = cfg.threads
         self.processes = cfg.processes
+        self.worker_timeout = cfg.worker_timeout
         self.markdown = cfg.markdown
         self.markdown_field = cfg.markdown_field
         self.params = FitParams()
@@ -635,7 +642,7 @@ class DeboilerPipeline:
         except Exception as e:
             logger.error("deboiler: cleaning %s failed: %s: %s", url, type(e).__name__, e)
             self._inc("errors")
-            return self._unchanged(item, "error", f"{type(e).__name__}: {e}")
+            return self._unchanged(item, "error", f"{type(e).__name__}: {e}", site=site.name)
         return self._finish(site, item, cleaned, html, notes)
 
     def _clean_shared(self, site: _Site, key: str, url: str, html: str | bytes,
@@ -1046,7 +1053,7 @@ class DeboilerPipeline:
                     cleans.append(d)
                 self._after_fit(site, pages)
                 DeferredList(cleans).addCallback(lambda results: self._log_fit(
-                    site, model, pages, [r for _, r in results if r is not None], reason, started))
+                    site, model, pages, [r for _, r in results], reason, started))
             finally:
                 if site.held:  # items that came in while the signatures were awaited
                     self._release(site, "after_fit")
@@ -1063,15 +1070,18 @@ class DeboilerPipeline:
             if key not in {p.key for p in pages}:
                 self._absorb(site, key, url, unpack_signatures(sigs))
 
-    def _log_fit(self, site: _Site, model: SiteModel, pages: list[_HeldPage], results: list[CleanResult],
-                 reason: str, started: float) -> None:
-        removed = 1 - sum(len(r.html) for r in results) / max(1, sum(len(p.html) for p in pages))
+    def _log_fit(self, site: _Site, model: SiteModel, pages: list[_HeldPage],
+                 results: list[CleanResult | None], reason: str, started: float) -> None:
+        """The fit's line; ``results``: each page's clean, None where it failed."""
+        done = [(p, r) for p, r in zip(pages, results) if r is not None]
+        removed = 1 - sum(len(r.html) for _, r in done) / max(1, sum(len(p.html) for p, _ in done))
         early = f"released early: {_RELEASED_EARLY[reason]}; " if reason in _RELEASED_EARLY else ""
+        failed = f", {len(pages) - len(done)} failed" if len(done) < len(pages) else ""
         self._site_log("deboiler: fitted %s on %d pages in %.2fs%s: %d boilerplate signatures, "
-                       "%.0f%% of HTML removed", site.name or "?", len(pages),
+                       "%.0f%% of HTML removed%s", site.name or "?", len(pages),
                        time.perf_counter() - started,
                        f" ({early}provisional: it learns until it has seen {self.min_pages})"
-                       if model.provisional else "", len(model.boilerplate), 100 * removed)
+                       if model.provisional else "", len(model.boilerplate), 100 * removed, failed)
 
     def _fit_whole(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
         """Parse, fit and clean a site's held pages in one task (threads, or
@@ -1166,14 +1176,18 @@ class DeboilerPipeline:
         h.waiter.callback(item)
 
     def _fail(self, site: _Site, held: list[_Held], failure: Any) -> None:
-        logger.error("deboiler: fitting or cleaning failed; %d items go on unchanged: %s",
-                     len(held), failure.getTraceback())
+        urls = list(dict.fromkeys(h.page.url for h in held))
+        pages = urls[0] if len(urls) == 1 else f"{len(urls)} pages of {site.name or '?'} (the first: {urls[0] if urls else '?'})"
+        # A worker's error carries its own message; anything else is a bug here: its traceback.
+        why = (f"{failure.type.__name__}: {failure.getErrorMessage()}" if failure.check(WorkerError)
+               else failure.getTraceback())
+        logger.error("deboiler: fitting or cleaning %s failed; %d item(s) go on unchanged: %s", pages, len(held), why)
         self._inc("errors")
         for h in held:
             if not h.waiter.called:
                 self.held -= 1
                 h.waiter.callback(self._unchanged(
-                    h.item, "error", f"{failure.type.__name__}: {failure.getErrorMessage()}"))
+                    h.item, "error", f"{failure.type.__name__}: {failure.getErrorMessage()}", site=site.name))
 
     # -- Redis mode: the cluster's pools and models -----------------------
 
@@ -1486,6 +1500,8 @@ class DeboilerPipeline:
 
     def _tick(self) -> None:
         try:
+            if self._cleaner is not None:
+                self._check_workers()
             if self.redis is not None:
                 self._redis_tick()
             holds = [s.hold for s in self.sites.values() if s.held] if self.held else []
@@ -1496,6 +1512,21 @@ class DeboilerPipeline:
             logger.exception("deboiler: watchdog error; releasing held items")
             self._inc("errors")
             self._release_all("watchdog_error")
+
+    def _check_workers(self) -> None:
+        """A worker process that answers nothing for DEBOILER_WORKER_TIMEOUT
+        seconds (a closing crawl: at most 10) while it has pages is killed:
+        the page it was on passes with status error, the others go to its
+        replacement. A stopped or hung worker stalled the crawl for good."""
+        cleaner = self._cleaner
+        assert cleaner is not None
+        if cleaner.pending:
+            timeout = self.worker_timeout
+            if timeout > _CLOSING_WORKER_TIMEOUT and crawl_state(self.crawler, self.held).closing:
+                timeout = _CLOSING_WORKER_TIMEOUT
+            cleaner.kill_stalled(timeout)
+        if cleaner.deaths:
+            self.stats.set_value("deboiler/worker_restarts", cleaner.deaths)
 
     def _release_all(self, reason: str) -> None:
         for site in list(self.sites.values()):
@@ -1516,13 +1547,28 @@ class DeboilerPipeline:
             flush_feeds(self.crawler)
             return None
         done: Deferred = Deferred()
-        deadline = time.monotonic() + _SHUTDOWN_WAIT
+        # Phases: waiting; a hung worker killed (its other pages go to a new
+        # one); the pages still with the workers failed (they would never
+        # come back: their items go on unchanged and reach the feeds).
+        phase = [0, time.monotonic() + _SHUTDOWN_WAIT]
 
         def check() -> None:
             if self.held:  # came in meanwhile (a response whose callback ran)
                 self._release_all("shutdown")
             idle = not self._inflight and not self.busy and not scraper_busy(self.crawler)
-            if idle or time.monotonic() > deadline:
+            now = time.monotonic()
+            cleaner = self._cleaner
+            if not idle and now > phase[1] and phase[0] < 2:
+                phase[:] = [phase[0] + 1, now + _SHUTDOWN_AFTER_WORKERS]
+                if cleaner is not None and cleaner.pending:
+                    if phase[0] == 1:
+                        cleaner.kill_stalled(_SHUTDOWN_AFTER_WORKERS)
+                    else:
+                        logger.warning("deboiler: the worker processes did not finish their %d pages as the "
+                                       "reactor stopped; their items pass unchanged (status error)",
+                                       cleaner.pending)
+                        cleaner.shutdown()
+            if idle or now > phase[1]:
                 flush_feeds(self.crawler)
                 done.callback(None)
             else:

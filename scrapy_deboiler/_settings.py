@@ -76,6 +76,7 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_INLINE_MAX_BYTES": 0,
     "DEBOILER_THREADS": None,  # None: one a core but one, at least 1, at most 4
     "DEBOILER_PROCESSES": None,  # None: one worker process on 2+ cores, else the threads
+    "DEBOILER_WORKER_TIMEOUT": 120.0,
     "DEBOILER_MARKDOWN": False,
     "DEBOILER_MARKDOWN_FIELD": "clean_markdown",
     "DEBOILER_MODE": "content",
@@ -118,6 +119,7 @@ class DeboilerSettings:
     inline_max_bytes: int
     threads: int
     processes: int
+    worker_timeout: float
     markdown: bool
     markdown_field: str
     mode: str
@@ -367,6 +369,7 @@ def _read_settings(settings: Any, where: Callable[[str], str], check_paths: bool
         inline_max_bytes=_int("DEBOILER_INLINE_MAX_BYTES", raw("DEBOILER_INLINE_MAX_BYTES"), 0),
         threads=_default_threads() if _unset(threads) else _int("DEBOILER_THREADS", threads, 1, 64),
         processes=_processes(raw("DEBOILER_PROCESSES")),
+        worker_timeout=_float("DEBOILER_WORKER_TIMEOUT", raw("DEBOILER_WORKER_TIMEOUT"), 0, 86400),
         markdown=_bool("DEBOILER_MARKDOWN", raw("DEBOILER_MARKDOWN")),
         markdown_field=fields["DEBOILER_MARKDOWN_FIELD"],
         mode=_choice("DEBOILER_MODE", raw("DEBOILER_MODE"), ("boilerplate", "content")),

@@ -228,3 +228,24 @@ async def test_pages_kept_by_a_killed_worker_go_to_the_next_with_their_html(clea
     for n, (u, h, _) in enumerate(site):
         got, _ = await cleaner.clean(h, u, None, None, PARAMS, False, "boilerplate", ref=f"k{n}")
         same(got, _clean_one(h, u, None, None, PARAMS, False, "boilerplate")[0])
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_worker_that_answers_nothing_is_killed_and_its_other_pages_go_on(cleaner, caplog):
+    site = pages(4)
+    await cleaner.clean(site[0][1], site[0][0], None, None, PARAMS, False, "content")  # it has started
+    worker = cleaner._workers[0]
+    os.kill(worker.proc.pid, signal.SIGSTOP)  # hung: it takes no task and answers nothing
+    jobs = [cleaner.clean(h, u, None, None, PARAMS, False, "content") for u, h, _ in site[1:]]
+    assert cleaner.kill_stalled(0.3) == 0 and cleaner.pending == 3  # not yet
+    await deferLater(reactor, 0.4)
+    assert cleaner.kill_stalled(0.3) == 1 and cleaner.deaths == 1
+    results = await defer.DeferredList(jobs, consumeErrors=True)
+    assert not results[0][0] and "answered nothing for" in str(results[0][1].value)
+    for (ok, (got, _)), (u, h, _) in zip(results[1:], site[2:]):
+        assert ok
+        same(got, _clean_one(h, u, None, None, PARAMS, False, "content")[0])
+    assert worker.proc.returncode == -signal.SIGKILL and cleaner._workers[0] is not worker
+    assert cleaner.pending == 0 and cleaner.kill_stalled(0.3) == 0
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warned) == 1 and "answered nothing" in warned[0] and site[1][0] in warned[0]

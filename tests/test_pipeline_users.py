@@ -312,6 +312,7 @@ BAD_SETTINGS = [
     ("DEBOILER_MAX_SITES", 0, "DEBOILER_MAX_SITES = 0: must be an integer >= 1"),
     ("DEBOILER_MAX_HOLD_SECONDS", 0, "DEBOILER_MAX_HOLD_SECONDS = 0: must be a number of seconds over 0"),
     ("DEBOILER_THREADS", 0, "DEBOILER_THREADS = 0: must be an integer from 1 to 64"),
+    ("DEBOILER_WORKER_TIMEOUT", 0, "DEBOILER_WORKER_TIMEOUT = 0: must be a number of seconds over 0"),
     ("DEBOILER_TEXT_FIELD", "html", "DEBOILER_TEXT_FIELD = 'html': is also DEBOILER_HTML_FIELD"),
     ("DEBOILER_STATUS_FIELD", "", "DEBOILER_STATUS_FIELD = '': expected a field name"),
     ("DEBOILER_STORE", "no.such.Store", "DEBOILER_STORE = 'no.such.Store': cannot be imported"),
@@ -649,6 +650,58 @@ async def test_ctrl_c_from_a_terminal_fails_no_page_in_the_worker_processes(tmp_
 
 
 @pytest_twisted.ensureDeferred
+async def test_ctrl_c_twice_with_a_hung_worker_loses_no_item(tmp_path):
+    """The worker process hangs (SIGSTOP), then Ctrl-C twice: the pages it
+    had would never come back, and the reactor stopping lost their items
+    while the log said they went on unchanged. Now they fail once the
+    stopping reactor has waited for them, and reach the feed."""
+    import signal
+
+    from twisted.internet import reactor
+    from twisted.internet.defer import Deferred
+    from twisted.internet.task import deferLater
+
+    from crawling import run_scrapy, write_project
+
+    project = write_project(tmp_path)
+    first: Deferred = Deferred()
+
+    def on_request(resource):
+        if resource.served == 20 and not first.called:
+            first.callback(None)
+
+    a, pa = serve_site(60, "alpha", paragraphs=100, on_request=on_request)
+    settings = {"DEBOILER_MIN_PAGES": 5, "DEBOILER_PROCESSES": 1, "CONCURRENT_REQUESTS": 2,
+                "DOWNLOAD_DELAY": 0.05}
+    args = crawl_args(tmp_path, a, settings)
+    try:
+        _, proc = run_scrapy(project, args, kill_after=60)
+        await first
+        pid = int((tmp_path / "pid").read_text())
+        workers = _descendants(pid)
+        assert workers, "no worker process started"
+        for w in workers:
+            os.kill(w, signal.SIGSTOP)
+        await deferLater(reactor, 0.5, lambda: None)  # pages pile up with the worker
+        os.kill(pid, signal.SIGINT)
+        reactor.callLater(0.3, os.kill, pid, signal.SIGINT)
+        code = await proc.ended
+    finally:
+        close(pa)
+    log = b"".join(proc.out).decode("utf-8", "replace")
+    (tmp_path / "crawl.log").write_text(log + f"\nEXIT CODE {code}\n")
+    assert code != 137, log[-3000:]  # not killed by the timeout
+    items, yielded = feed_and_yielded(tmp_path)
+    assert 15 <= len(yielded) < 60
+    assert sorted(i["url"] for i in items) == sorted(yielded), log[-3000:]
+    statuses = [i["deboiler"]["status"] for i in items]
+    assert "error" in statuses and set(statuses) <= {"cleaned", "error", "single_page"}, log[-3000:]
+    # The worker is killed for its silence (a closing crawl waits 10 s), or
+    # the stopping reactor's wait (10 s too) ends first and fails its pages.
+    assert "answered nothing for" in log or "did not finish their" in log, log[-3000:]
+
+
+@pytest_twisted.ensureDeferred
 async def test_scrapy_crawl_with_a_bad_setting_fails_naming_it(tmp_path):
     from crawling import run_scrapy, write_project
 
@@ -753,6 +806,43 @@ async def test_a_worker_killed_while_it_keeps_held_pages_loses_none_of_them(tmp_
     assert {i["deboiler"]["status"] for i in items} == {"cleaned"} and stat(crawler, "deboiler/errors") == 0
     assert {i["deboiler"]["fit_pages"] for i in items} == {5}
     assert stat(crawler, "deboiler/pages_signed") >= 3
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_worker_that_hangs_is_killed_and_the_crawl_goes_on(tmp_path, caplog):
+    """A worker process that stops answering (here: SIGSTOP) used to stall
+    the crawl for good, without a word. After DEBOILER_WORKER_TIMEOUT it is
+    killed: the page it was on passes with status error, the rest go to its
+    replacement, and the crawl ends with every item."""
+    import signal
+
+    from scrapy_deboiler import DeboilerPipeline
+
+    stopped = []
+
+    def stop(response, request, spider):
+        if stopped or spider.crawler.stats.get_value("response_received_count", 0) < 3:
+            return
+        pipe, = [m for m in spider.crawler.engine.scraper.itemproc.middlewares if isinstance(m, DeboilerPipeline)]
+        worker = pipe._cleaner._workers[0]
+        stopped.append(worker)
+        os.kill(worker.proc.pid, signal.SIGSTOP)
+
+    a, pa = serve_site(12, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_PROCESSES=1, DEBOILER_WORKER_TIMEOUT=1,
+                                     CONCURRENT_REQUESTS=1, on_signal=(stop, signals.response_received))
+    finally:
+        pa.stopListening()
+    check_all_items_reached_the_feed(crawler, items)
+    assert stopped and stopped[0].dead and len(items) == 12
+    statuses = [i["deboiler"]["status"] for i in items]
+    assert set(statuses) <= {"cleaned", "error"} and statuses.count("error") <= 1
+    assert stat(crawler, "deboiler/worker_restarts") == 1
+    for i in items:
+        if i["deboiler"]["status"] == "error":
+            assert "answered nothing" in i["deboiler"]["reason"] and i["deboiler"]["site"]
+    assert any("answered nothing for" in r.getMessage() and r.levelname == "WARNING" for r in caplog.records)
 
 
 @pytest_twisted.ensureDeferred
