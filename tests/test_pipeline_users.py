@@ -526,6 +526,18 @@ def feed_and_yielded(tmp_path):
     return items, yielded
 
 
+def ended_crawl(tmp_path, proc, code: int) -> tuple[str, list[dict], list[str]]:
+    """An ended ``scrapy crawl``'s log (kept in crawl.log), its feed and the
+    URLs its spider yielded, once checked that the timeout did not kill it
+    and that every yielded item reached the feed."""
+    log = b"".join(proc.out).decode("utf-8", "replace")
+    (tmp_path / "crawl.log").write_text(log + f"\nEXIT CODE {code}\n")
+    assert code != 137, log[-3000:]  # not killed by the timeout
+    items, yielded = feed_and_yielded(tmp_path)
+    assert sorted(i["url"] for i in items) == sorted(yielded), log[-3000:]
+    return log, items, yielded
+
+
 def crawl_args(tmp_path, start: str, settings: dict) -> list[str]:
     """``scrapy crawl site`` arguments of the written project's spider: it
     starts at ``start``, writes the URLs it yields and its pid to files in
@@ -573,13 +585,9 @@ async def test_two_sigints_lose_no_held_item(tmp_path):
         code = await proc.ended
     finally:
         close(pa)
-    log = b"".join(proc.out).decode("utf-8", "replace")
-    (tmp_path / "crawl.log").write_text(log + f"\nEXIT CODE {code}\n")
-    assert code != 137, log[-3000:]  # not killed by the timeout
+    log, items, yielded = ended_crawl(tmp_path, proc, code)
     assert "Received SIGINT twice, forcing unclean shutdown" in log, log[-3000:]
-    items, yielded = feed_and_yielded(tmp_path)
     assert 10 <= len(yielded) < 60
-    assert sorted(i["url"] for i in items) == sorted(yielded), log[-3000:]
     assert {i["deboiler"]["status"] for i in items} == {"cleaned"}
     assert all(i["deboiler"]["provisional"] for i in items)  # fitted on what it had
 
@@ -605,6 +613,35 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
+async def scrapy_crawl_until(tmp_path, pages: int, served: int, settings: dict, kill_after: int = 60,
+                             **site_kw) -> tuple:
+    """A real ``scrapy crawl`` of a served site of ``pages`` pages, once
+    ``served`` of its requests were answered: (the process, its pid, its
+    worker processes' pids, the site's server port to close)."""
+    from twisted.internet.defer import Deferred
+
+    from crawling import run_scrapy, write_project
+
+    project = write_project(tmp_path)
+    reached: Deferred = Deferred()
+
+    def on_request(resource):
+        if resource.served == served and not reached.called:
+            reached.callback(None)
+
+    a, pa = serve_site(pages, "alpha", on_request=on_request, **site_kw)
+    try:
+        _, proc = run_scrapy(project, crawl_args(tmp_path, a, settings), kill_after=kill_after)
+        await reached
+        pid = int((tmp_path / "pid").read_text())
+        workers = _descendants(pid)
+        assert workers, "no worker process started"
+    except BaseException:
+        close(pa)
+        raise
+    return proc, pid, workers, pa
+
+
 @pytest_twisted.ensureDeferred
 async def test_ctrl_c_from_a_terminal_fails_no_page_in_the_worker_processes(tmp_path):
     """A terminal sends Ctrl-C to the crawl's whole process group, worker
@@ -614,27 +651,9 @@ async def test_ctrl_c_from_a_terminal_fails_no_page_in_the_worker_processes(tmp_
     import os
     import signal
 
-    from twisted.internet.defer import Deferred
-
-    from crawling import run_scrapy, write_project
-
-    project = write_project(tmp_path)
-    signalled: Deferred = Deferred()
-
-    def on_request(resource):
-        if resource.served == 30 and not signalled.called:
-            signalled.callback(None)
-
-    a, pa = serve_site(80, "alpha", paragraphs=300, on_request=on_request)
-    settings = {"DEBOILER_MIN_PAGES": 5, "DEBOILER_PROCESSES": 1,
-                "CONCURRENT_REQUESTS": 4}
-    args = crawl_args(tmp_path, a, settings)
+    settings = {"DEBOILER_MIN_PAGES": 5, "DEBOILER_PROCESSES": 1, "CONCURRENT_REQUESTS": 4}
+    proc, pid, workers, pa = await scrapy_crawl_until(tmp_path, 80, 30, settings, kill_after=120, paragraphs=300)
     try:
-        _, proc = run_scrapy(project, args, kill_after=120)
-        await signalled
-        pid = int((tmp_path / "pid").read_text())
-        workers = _descendants(pid)
-        assert workers, "no worker process started"
         for p in [pid, *workers]:  # what a terminal's Ctrl-C does
             os.kill(p, signal.SIGINT)
         code = await proc.ended
@@ -658,28 +677,12 @@ async def test_ctrl_c_twice_with_a_hung_worker_loses_no_item(tmp_path):
     import signal
 
     from twisted.internet import reactor
-    from twisted.internet.defer import Deferred
     from twisted.internet.task import deferLater
 
-    from crawling import run_scrapy, write_project
-
-    project = write_project(tmp_path)
-    first: Deferred = Deferred()
-
-    def on_request(resource):
-        if resource.served == 20 and not first.called:
-            first.callback(None)
-
-    a, pa = serve_site(60, "alpha", paragraphs=100, on_request=on_request)
     settings = {"DEBOILER_MIN_PAGES": 5, "DEBOILER_PROCESSES": 1, "CONCURRENT_REQUESTS": 2,
                 "DOWNLOAD_DELAY": 0.05}
-    args = crawl_args(tmp_path, a, settings)
+    proc, pid, workers, pa = await scrapy_crawl_until(tmp_path, 60, 20, settings, paragraphs=100)
     try:
-        _, proc = run_scrapy(project, args, kill_after=60)
-        await first
-        pid = int((tmp_path / "pid").read_text())
-        workers = _descendants(pid)
-        assert workers, "no worker process started"
         for w in workers:
             os.kill(w, signal.SIGSTOP)
         await deferLater(reactor, 0.5, lambda: None)  # pages pile up with the worker
@@ -688,12 +691,8 @@ async def test_ctrl_c_twice_with_a_hung_worker_loses_no_item(tmp_path):
         code = await proc.ended
     finally:
         close(pa)
-    log = b"".join(proc.out).decode("utf-8", "replace")
-    (tmp_path / "crawl.log").write_text(log + f"\nEXIT CODE {code}\n")
-    assert code != 137, log[-3000:]  # not killed by the timeout
-    items, yielded = feed_and_yielded(tmp_path)
+    log, items, yielded = ended_crawl(tmp_path, proc, code)
     assert 15 <= len(yielded) < 60
-    assert sorted(i["url"] for i in items) == sorted(yielded), log[-3000:]
     statuses = [i["deboiler"]["status"] for i in items]
     assert "error" in statuses and set(statuses) <= {"cleaned", "error", "single_page"}, log[-3000:]
     # The worker is killed for its silence (a closing crawl waits 10 s), or
@@ -775,6 +774,22 @@ async def test_worker_processes_that_cannot_start_leave_the_cleaning_to_the_thre
     assert "exit status 3" in errors[0] and "threads instead" in errors[0]
 
 
+def signal_worker_at_response(n: int, signum: int, signalled: list):
+    """A response_received handler: at the ``n``-th response, send the
+    pipeline's worker process ``signum`` (the worker object goes to ``signalled``)."""
+    from scrapy_deboiler import DeboilerPipeline
+
+    def handler(response, request, spider):
+        if signalled or spider.crawler.stats.get_value("response_received_count", 0) < n:
+            return
+        pipe, = [m for m in spider.crawler.engine.scraper.itemproc.middlewares if isinstance(m, DeboilerPipeline)]
+        worker = pipe._cleaner._workers[0]
+        signalled.append(worker)
+        os.kill(worker.proc.pid, signum)
+
+    return handler, signals.response_received
+
+
 @pytest_twisted.ensureDeferred
 async def test_a_worker_killed_while_it_keeps_held_pages_loses_none_of_them(tmp_path):
     """Held pages are signed by a worker process and kept there parsed for
@@ -783,22 +798,11 @@ async def test_a_worker_killed_while_it_keeps_held_pages_loses_none_of_them(tmp_
     of them, every item cleaned."""
     import signal
 
-    from scrapy_deboiler import DeboilerPipeline
-
     killed = []
-
-    def kill(response, request, spider):
-        if len(killed) or spider.crawler.stats.get_value("response_received_count", 0) < 3:
-            return
-        pipe, = [m for m in spider.crawler.engine.scraper.itemproc.middlewares if isinstance(m, DeboilerPipeline)]
-        worker = pipe._cleaner._workers[0]
-        killed.append(worker)
-        os.kill(worker.proc.pid, signal.SIGKILL)
-
     a, pa = serve_site(12, "alpha")
     try:
         crawler, items = await crawl(tmp_path, [a], DEBOILER_PROCESSES=1, CONCURRENT_REQUESTS=1,
-                                     on_signal=(kill, signals.response_received))
+                                     on_signal=signal_worker_at_response(3, signal.SIGKILL, killed))
     finally:
         pa.stopListening()
     check_all_items_reached_the_feed(crawler, items)
@@ -816,22 +820,11 @@ async def test_a_worker_that_hangs_is_killed_and_the_crawl_goes_on(tmp_path, cap
     replacement, and the crawl ends with every item."""
     import signal
 
-    from scrapy_deboiler import DeboilerPipeline
-
     stopped = []
-
-    def stop(response, request, spider):
-        if stopped or spider.crawler.stats.get_value("response_received_count", 0) < 3:
-            return
-        pipe, = [m for m in spider.crawler.engine.scraper.itemproc.middlewares if isinstance(m, DeboilerPipeline)]
-        worker = pipe._cleaner._workers[0]
-        stopped.append(worker)
-        os.kill(worker.proc.pid, signal.SIGSTOP)
-
     a, pa = serve_site(12, "alpha")
     try:
         crawler, items = await crawl(tmp_path, [a], DEBOILER_PROCESSES=1, DEBOILER_WORKER_TIMEOUT=1,
-                                     CONCURRENT_REQUESTS=1, on_signal=(stop, signals.response_received))
+                                     CONCURRENT_REQUESTS=1, on_signal=signal_worker_at_response(3, signal.SIGSTOP, stopped))
     finally:
         pa.stopListening()
     check_all_items_reached_the_feed(crawler, items)
