@@ -978,8 +978,9 @@ class DeboilerPipeline:
 
     def _fitted(self, site: _Site, model: SiteModel, keys: frozenset[str]) -> None:
         """A model fitted here on the pages ``keys`` becomes the site's, and
-        is saved: provisional when they are fewer than DEBOILER_MIN_PAGES."""
-        model.provisional = len(keys) < self.min_pages
+        is saved: provisional when they are fewer than DEBOILER_MIN_PAGES,
+        or when the site is pooled (the cluster's model is to replace it)."""
+        model.provisional = len(keys) < self.min_pages or (site.hold.pooled and self.redis_up)
         if model.provisional:
             model.page_keys = keys
         site.model, site.source = model, "fitted"
@@ -1380,7 +1381,11 @@ class DeboilerPipeline:
                 if reason in ("pool_full", "pool_model"):
                     self._go_local([site])  # nothing to use from Redis: the local rules
                 else:
-                    site.hold.pooled = False
+                    # Released early (budget, timeout, closing) before the
+                    # pool could be fitted (its pages' offers may be on their
+                    # way): fitted here on what it holds, provisionally, it
+                    # keeps pooling and takes the cluster's model when one is
+                    # fitted. Made local, it kept a model of its own for good.
                     self._release(site, reason)
                 return
             if site.model is not None and model_rank(model) <= model_rank(site.model):

@@ -306,3 +306,26 @@ async def test_a_worker_with_a_larger_min_pages_says_the_cluster_disagrees(tmp_p
     warned = [r for r in caplog.records if "fewer than this worker's DEBOILER_MIN_PAGES (5)" in r.getMessage()]
     assert len(warned) == 1 and warned[0].levelno == logging.WARNING
     assert stat(crawler, "deboiler/redis/models_under_min_pages") == 1
+
+
+@pytest.mark.parametrize("processes", [0, 1])
+@pytest_twisted.ensureDeferred
+async def test_sites_released_by_the_budget_still_end_with_the_clusters_model(tmp_path, redis_server, processes):
+    """Two crawlers of one site, each holding almost nothing (a tiny
+    DEBOILER_MAX_HELD_BYTES): its pages are released as they come, before
+    the pool could be fitted. Such a site went local for good, and the two
+    crawlers ended with two models of their own (from a user trial). It
+    keeps pooling, and both end with the cluster's model."""
+    from scrapy_deboiler import RedisCoordinator
+
+    a, pa = serve_site(16, "alpha")
+    settings = redis_settings(redis_server.url, DEBOILER_MIN_PAGES=8, DEBOILER_MAX_HELD_BYTES=1,
+                              DEBOILER_PROCESSES=processes, CONCURRENT_REQUESTS=2)
+    (ca, items_a), (cb, items_b) = await two_crawls(tmp_path, [a], [a], settings, pa)
+    for crawler, items in ((ca, items_a), (cb, items_b)):
+        check_all_items_reached_the_feed(crawler, items)
+        assert len(items) == 16 and stat(crawler, "deboiler/released/budget") >= 1
+    published = RedisCoordinator(redis_server.url, min_pages=8).model(a.split("//")[1].rstrip("/"))
+    assert published is not None and not published.provisional and published.pages == 8
+    (fa,), (fb,) = model_files(tmp_path / "a" / "signatures").values(), model_files(tmp_path / "b" / "signatures").values()
+    assert fa["signatures"] == fb["signatures"] == published.support
