@@ -1177,8 +1177,8 @@ class DeboilerPipeline:
         h.waiter.callback(item)
 
     def _fail(self, site: _Site, held: list[_Held], failure: Any) -> None:
-        urls = list(dict.fromkeys(h.page.url for h in held))
-        pages = urls[0] if len(urls) == 1 else f"{len(urls)} pages of {site.name or '?'} (the first: {urls[0] if urls else '?'})"
+        urls = list(dict.fromkeys(h.page.url for h in held)) or ["?"]
+        pages = urls[0] if len(urls) == 1 else f"{len(urls)} pages of {site.name or '?'} (the first: {urls[0]})"
         # A worker's error carries its own message; anything else is a bug here: its traceback.
         why = (f"{failure.type.__name__}: {failure.getErrorMessage()}" if failure.check(WorkerError)
                else failure.getTraceback())
