@@ -538,6 +538,15 @@ def ended_crawl(tmp_path, proc, code: int) -> tuple[str, list[dict], list[str]]:
     return log, items, yielded
 
 
+async def ctrl_c_twice(proc, pid: int) -> int:
+    """SIGINT to the crawl ``pid``, again 0.3 s later; its exit code."""
+    import signal
+
+    os.kill(pid, signal.SIGINT)
+    reactor.callLater(0.3, os.kill, pid, signal.SIGINT)
+    return await proc.ended
+
+
 def crawl_args(tmp_path, start: str, settings: dict) -> list[str]:
     """``scrapy crawl site`` arguments of the written project's spider: it
     starts at ``start``, writes the URLs it yields and its pid to files in
@@ -556,10 +565,6 @@ async def test_two_sigints_lose_no_held_item(tmp_path):
     """Ctrl-C twice, 0.3 s apart, in a real ``scrapy crawl``: the second one
     stops the reactor. Every held item is released as it stops, passes the
     later pipelines and reaches the feed before the process ends."""
-    import os
-    import signal
-
-    from twisted.internet import reactor
     from twisted.internet.defer import Deferred
 
     from crawling import run_scrapy, write_project
@@ -579,10 +584,7 @@ async def test_two_sigints_lose_no_held_item(tmp_path):
     try:
         _, proc = run_scrapy(project, args)
         await first
-        pid = int((tmp_path / "pid").read_text())
-        os.kill(pid, signal.SIGINT)
-        reactor.callLater(0.3, os.kill, pid, signal.SIGINT)
-        code = await proc.ended
+        code = await ctrl_c_twice(proc, int((tmp_path / "pid").read_text()))
     finally:
         close(pa)
     log, items, yielded = ended_crawl(tmp_path, proc, code)
@@ -686,9 +688,7 @@ async def test_ctrl_c_twice_with_a_hung_worker_loses_no_item(tmp_path):
         for w in workers:
             os.kill(w, signal.SIGSTOP)
         await deferLater(reactor, 0.5, lambda: None)  # pages pile up with the worker
-        os.kill(pid, signal.SIGINT)
-        reactor.callLater(0.3, os.kill, pid, signal.SIGINT)
-        code = await proc.ended
+        code = await ctrl_c_twice(proc, pid)
     finally:
         close(pa)
     log, items, yielded = ended_crawl(tmp_path, proc, code)
