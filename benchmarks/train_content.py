@@ -89,7 +89,7 @@ def load(path: str, min_site_pages: int, variants: bool = False):
             sites[r["domain"]].append(r)
     pages = []  # (site, id, rows, labels, texts, weights, place keys, container or None, extra)
     for site, recs in sorted(sites.items()):
-        parsed = [Page(r["html"], r["url"]) for r in recs]
+        parsed = [Page(r["html"], r.get("url") or "") for r in recs]
         fitted = SiteModel.fit(parsed) if len(recs) >= (2 if variants else min_site_pages) else None
         model = fitted if len(recs) >= min_site_pages else None
         for r, p in zip(recs, parsed):

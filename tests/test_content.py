@@ -41,6 +41,39 @@ def test_a_body_class_naming_every_part_of_the_page_says_nothing_about_its_block
     assert [t for t, k in zip(texts, kept) if k][1:] == [t for t in texts if t.startswith("Paragraph")]
 
 
+SHELL = (
+    "<html><head><title>How do I pin a version? - Help - Example Forum</title></head><body>"
+    "<section id='splash'><div class='dots'></div></section>"
+    "<header><a href='/'>Example Forum</a></header><section id='main'></section>"
+    "<noscript><div class='topic'><h1>How do I pin a version?</h1>{posts}</div></noscript>"
+    "<form style='display:none'><input name='user'></form></body></html>"
+)
+POSTS = "".join(
+    f"<div class='post'><span class='author'>user{i}</span><p>Reply {i}: pin it in the lock file, then run the"
+    f" update command with the exact version and commit both files so that others get it too.</p></div>"
+    for i in range(4)
+)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_script_built_shell_is_read_from_its_noscript(compiled, monkeypatch):
+    """Discourse and other script-built pages send their content in a
+    <noscript> for readers without scripts; an ordinary page's <noscript>
+    ('enable JavaScript') stays out."""
+    if not compiled:
+        monkeypatch.setattr(_content, "_speedups", None)
+    result = clean_page(Page(SHELL.format(posts=POSTS), "https://forum.example/t/1"), None, mode="content",
+                        markdown=True)
+    for i in range(4):
+        assert f"Reply {i}: pin it in the lock file" in result.text
+        assert f"Reply {i}: pin it in the lock file" in result.markdown
+    ordinary = PAGE.format(body="").replace(
+        "</article>", "</article><noscript><p>Please enable JavaScript to use every part of this site.</p></noscript>")
+    result = clean_page(Page(ordinary), None, mode="content")
+    assert "enable JavaScript" not in result.text
+    assert "Paragraph 5 of the story" in result.text
+
+
 @pytest.mark.parametrize("compiled", [True, False])
 def test_what_a_browser_does_not_show_is_left_out_unless_nothing_else_remains(compiled, monkeypatch):
     if not compiled:
