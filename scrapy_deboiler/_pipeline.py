@@ -91,6 +91,9 @@ class _HeldPage:
     #: parsed for its clean (``_sign_held``), and the Deferred while it signs.
     sigs: frozenset[str] | None = None
     signing: Deferred | None = None
+    #: Its signing failed in a worker (the worker died on it, or raised): it
+    #: fails alone, and its site is fitted on the other pages.
+    failed: Failure | None = None
 
 
 @dataclass
@@ -944,6 +947,14 @@ class DeboilerPipeline:
 
     def _release_held(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
         self._inc(f"released/{reason}", sum(len(p.items) for p in pages))
+        self._clean_or_fit(site, pages, reason)
+
+    def _clean_or_fit(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
+        """Released pages: cleaned with the site's model, each alone (too few
+        for one), or fitted on. Pages that failed in a worker fail alone first."""
+        pages = self._without_failed(site, pages)
+        if not pages:
+            return
         alone = site.model is None and len(pages) < FIT_MIN_PAGES
         remember = alone and not site.hold.pooled and reason != "shutdown"
         if alone:
@@ -965,6 +976,20 @@ class DeboilerPipeline:
                                errback=lambda f, p=p: self._fail(site, p.items, f))
             return
         self._start_fit(site, pages, reason)
+
+    def _without_failed(self, site: _Site, pages: list[_HeldPage]) -> list[_HeldPage]:
+        """Fail the items of the pages whose signing failed in a worker (it
+        died on the page: a memory limit, an OOM kill; or raised), each page
+        on its own, and return the others. Sending such a page again would
+        kill the next worker, and a fit that includes it fails for all."""
+        ok = []
+        for p in pages:
+            if p.failed is None:
+                ok.append(p)
+            else:
+                self._inc("pages_failed_held")
+                self._fail(site, p.items, p.failed)
+        return ok
 
     def _alone_reason(self, site: _Site, n: int, reason: str) -> str:
         """Why a site's released pages have no model: the site has too few,
@@ -989,7 +1014,7 @@ class DeboilerPipeline:
             self._inc("sites_provisional")
         self._save(site, model)
 
-    def _sign_held(self, page: _HeldPage) -> Deferred | None:
+    def _sign_held(self, page: _HeldPage, force: bool = False) -> Deferred | None:
         """Worker processes: a page held for its site's threshold is parsed
         and signed by a worker as it arrives, and kept there parsed. At the
         threshold the model is then counted here from the signatures, and
@@ -998,9 +1023,10 @@ class DeboilerPipeline:
         all in one task kept the site's items, and those arriving meanwhile,
         waiting for all of it (docs/pipeline.md, "Signing held pages").
         Returns a Deferred of the signatures (or of why there are none),
-        None where no worker signs it."""
+        None where no worker signs it. ``force``: pages up to
+        DEBOILER_INLINE_MAX_BYTES too (a fit task that failed is split)."""
         cleaner = self._cleaner
-        if cleaner is None or cleaner.broken is not None or len(page.html) <= self.inline_max:
+        if cleaner is None or cleaner.broken is not None or (len(page.html) <= self.inline_max and not force):
             return None
         page.signing = done = Deferred()  # fires once ``page.sigs`` is known or cannot be
 
@@ -1010,8 +1036,11 @@ class DeboilerPipeline:
             done.callback(None)
             return sigs
 
-        def unsigned(f: Failure) -> Failure:  # its fit parses it again
+        def unsigned(f: Failure) -> Failure:
             page.signing = None
+            if f.check(WorkerError) and not f.check(WorkersGone):
+                page.failed = f  # it fails alone (``_without_failed``)
+            # (else the workers were given up: its fit parses it in the threads)
             logger.debug("deboiler: signing %s in a worker failed: %s", page.url, f.getErrorMessage())
             done.callback(None)
             return f
@@ -1029,8 +1058,10 @@ class DeboilerPipeline:
     def _fit_signed(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
         """Fit a site on the signatures workers sent for its held pages
         (waiting for those still signing), then clean the pages where they
-        are kept parsed. A page whose signing failed: the whole fit goes to
-        a worker (``_fit_whole``)."""
+        are kept parsed. A page whose signing failed in a worker fails alone
+        and the site is fitted on the others; one left unsigned because the
+        workers were given up: the whole fit goes to the threads
+        (``_fit_whole``)."""
         site.hold.busy = True
         self.busy += 1
         started = time.perf_counter()
@@ -1042,7 +1073,7 @@ class DeboilerPipeline:
             self.busy -= 1
             try:
                 if any(p.sigs is None for p in pages):
-                    self._fit_whole(site, pages, reason)
+                    self._clean_or_fit(site, pages, reason)
                     return
                 model = SiteModel.fit([(p.url, p.sigs) for p in pages], self.params)
                 self._fitted(site, model, frozenset(p.key for p in pages))
@@ -1103,16 +1134,47 @@ class DeboilerPipeline:
             self._after_fit(site, pages)
             self._log_fit(site, model, pages, results, reason, started)
 
+        split: list[Failure] = []
+
+        def failed(f: Failure) -> None:
+            cleaner = self._cleaner
+            if (f.check(WorkerError) and not f.check(WorkersGone) and len(pages) > 1
+                    and cleaner is not None and cleaner.broken is None):
+                split.append(f)  # which page failed is not known: each is signed alone
+            else:
+                self._fail(site, items, f)
+
         def finally_(_: Any) -> None:
             site.hold.busy = False
             self.busy -= 1
-            if site.held:  # items that came in while fitting
+            if split:
+                self._split_fit(site, pages, reason, split[0])
+            elif site.held:  # items that came in while fitting
                 self._release(site, "after_fit")
 
         items = [h for p in pages for h in p.items]
-        d.addCallbacks(done, lambda f: self._fail(site, items, f))
+        d.addCallbacks(done, failed)
         d.addErrback(lambda f: self._fail(site, [h for h in items if not h.waiter.called], f))
         d.addBoth(finally_)
+
+    def _split_fit(self, site: _Site, pages: list[_HeldPage], reason: str, failure: Failure) -> None:
+        """A fit task failed in a worker (it died on some page: a memory
+        limit, an OOM kill; or raised): each page is signed in a task of its
+        own, so the one that fails fails alone (``_without_failed``) and the
+        site is fitted on the others. Whole, it failed every held item."""
+        self._inc("fits_split")
+        logger.warning("deboiler: fitting %d pages of %s in a worker process failed (%s); each page is "
+                       "signed alone, so that only the page at fault fails", len(pages), site.name or "?",
+                       failure.getErrorMessage())
+        try:
+            for p in pages:
+                if p.sigs is None and p.signing is None and p.failed is None:
+                    signing = self._sign_held(p, force=True)
+                    if signing is not None:
+                        signing.addErrback(lambda _: None)  # the page's own failure, kept in it
+            self._fit_signed(site, pages, reason)
+        except Exception:  # held items must never be stranded
+            self._fail(site, [h for p in pages for h in p.items if not h.waiter.called], Failure())
 
     def _learn(self, site: _Site) -> None:
         """DEBOILER_LEARN: extend the model with the pages cleaned since, and

@@ -889,3 +889,57 @@ async def test_a_settings_module_without_scrapy_cfg_keeps_the_pipeline_on(tmp_pa
     assert len(os.listdir(tmp_path / ".scrapy" / "deboiler")) == 1
     assert any("no scrapy.cfg" in r.getMessage() and str(tmp_path / ".scrapy" / "deboiler") in r.getMessage()
                for r in caplog.records)
+
+
+def _worker_dying_on(marker: str) -> str:
+    """A worker process (``_executor._WORKER``) that kills itself with
+    SIGKILL when it is given a page holding ``marker``, as a memory limit or
+    the OOM killer ends a worker on a page too big for it: every time."""
+    return ("import json, os, signal, sys; sys.path[:] = json.loads(sys.argv[1])\n"
+            "from scrapy_deboiler import _worker\n"
+            "_Page = _worker.Page\n"
+            "def Page(html, *args, **kwargs):\n"
+            f"    if {marker!r} in (html if isinstance(html, str) else html.decode('utf-8', 'replace')):\n"
+            "        os.kill(os.getpid(), signal.SIGKILL)\n"
+            "    return _Page(html, *args, **kwargs)\n"
+            "_worker.Page = Page\n"
+            "_worker.worker_main(int(sys.argv[2]), int(sys.argv[3]))\n")
+
+
+@pytest.mark.parametrize("signed", [True, False], ids=["signed-as-held", "fit-task"])
+@pytest_twisted.ensureDeferred
+async def test_a_held_page_that_kills_its_worker_fails_alone(tmp_path, monkeypatch, caplog, signed):
+    """A page whose worker process dies on it (a memory limit, an OOM kill)
+    while its site is held failed every held item of the site and no model
+    was saved: its signing failed, the fit fell back to one task of all the
+    pages, which died on it again (and the warning named the fit's first
+    page). Now that page alone is an error, naming it, and the site is
+    fitted on the others: signed as they are held, or (pages small enough
+    to clean inline are not signed ahead) when the fit task dies, each page
+    signed on its own."""
+    from scrapy_deboiler import _executor
+
+    monkeypatch.setattr(_executor, "_WORKER", _worker_dying_on('class="page-3"'))
+    extra = {} if signed else {"DEBOILER_INLINE_MAX_BYTES": 10_000_000}
+    a, pa = serve_site(10, "alpha")
+    try:  # all ten pages held: the model is fitted on the nine that do not fail
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_PROCESSES=1, DEBOILER_MIN_PAGES=10, **extra)
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 10
+    bad = a + "articles/0003.html"
+    errors = [i for i in items if i["deboiler"]["status"] == "error"]
+    assert [i["url"] for i in errors] == [bad]
+    assert "worker process died" in errors[0]["deboiler"]["reason"] and errors[0]["deboiler"]["site"]
+    cleaned = [i for i in items if i["deboiler"]["status"] == "cleaned"]
+    assert len(cleaned) == 9 and {i["deboiler"]["fit_pages"] for i in cleaned} == {9}
+    assert stat(crawler, "deboiler/errors") == 1 and stat(crawler, "deboiler/sites_fitted") == 1
+    (path,) = (tmp_path / "signatures").iterdir()
+    doc = json.loads(path.read_text())
+    assert doc["pages"] == 9 and len(doc["provisional"]["page_keys"]) == 9  # fewer than DEBOILER_MIN_PAGES
+    died = [r.getMessage() for r in caplog.records if "worker process died" in r.getMessage()
+            and r.levelname == "WARNING" and "fitting" not in r.getMessage()]
+    assert died and all(bad in m for m in died), died
+    failed = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(failed) == 1 and bad in failed[0] and "1 item(s)" in failed[0], failed
