@@ -518,7 +518,10 @@ class _Run:
             progress.close()
 
     def fit(self) -> dict[str, int]:
-        save = self.store.save if self.store is not None else (lambda site, model: None)
+        store = self.store
+        # --refit: the models fitted now replace the files, better or not.
+        save = (lambda site, model: store.save(site, model, force=self.refit)) if store is not None else (
+            lambda site, model: None)
         o = self.options
         totals = self.db.fit(o.min_pages, o.max_fit_pages, o.params, save)
         if self.workers is not None:

@@ -36,7 +36,7 @@ from ._middleware import response_url
 from ._model import FIT_MIN_PAGES, FitParams, SiteModel
 from ._report import SiteReport, write_report
 from ._settings import DEFAULTS, enabled, read_settings
-from ._store import SignatureFileError
+from ._store import SignatureFileError, SignatureStore
 from ._redis import FINAL_RANK, RedisCoordinator, model_rank, pack_signatures, unpack_signatures
 from ._redis import page_key as pooled_page_key
 from ._urls import site_of_url
@@ -291,6 +291,7 @@ class DeboilerPipeline:
         self._shutdown_trigger: Any = None
         self._pool_trigger: Any = None
         self._unwritable: set[type] = set()
+        self._save_failures: set[tuple[str, str]] = set()  # (site, cause) warned of
         self._warned_no_html = False
         self._warned_min_pages = False
         self._site_lines = 0
@@ -1195,11 +1196,43 @@ class DeboilerPipeline:
             self._learn(site)
 
     def _save(self, site: _Site, model: SiteModel) -> None:
+        """Save the site's model. A store that keeps a better model (its
+        file has a finished one, or one of more pages: another crawl's)
+        returns None. A failed save is one WARNING a site and cause, without
+        a traceback for an OSError (a full disk, an unwritable folder: each
+        save of a broad crawl logged 20 lines), and counted."""
         try:
-            self.store.save(site.name, model)
-        except Exception:
-            logger.exception("deboiler: cannot save the signatures of %r", site.name)
+            written = self.store.save(site.name, model)
+        except Exception as e:
             self._inc("store_errors")
+            self._inc("saves_failed")
+            cause = f"{type(e).__name__}: {e.strerror}" if isinstance(e, OSError) and e.strerror else (
+                f"{type(e).__name__}: {e}")
+            if (site.name, cause) in self._save_failures:
+                return
+            self._save_failures.add((site.name, cause))
+            if not isinstance(e, OSError):  # a bug: its traceback, once
+                logger.exception("deboiler: cannot save the signatures of %r", site.name)
+                return
+            logger.warning("deboiler: cannot save the signatures of %s: %s; it goes on with its model in "
+                           "memory (its later failed saves for this cause are counted in deboiler/saves_failed)",
+                           site.name or "?", e)
+            return
+        if written is None and isinstance(self.store, SignatureStore):
+            self._inc("saves_kept_better")
+            self._site_log("deboiler: %s: its signature file holds a better model (another crawl's: finished, "
+                           "or fitted on more pages), which stays; this one (%d pages%s) is not saved",
+                           site.name or "?", model.pages, ", provisional" if model.provisional else "")
+            if site.model is model:  # and the site's later pages are cleaned with it
+                try:
+                    kept = self.store.load(site.name)
+                except Exception:  # (it was read a moment ago; a bad file now is the next crawl's)
+                    kept = None
+                if kept is not None and model_rank(kept) > model_rank(model):
+                    if kept.provisional and len(kept.page_keys) >= self.min_pages:
+                        kept.provisional = False
+                    site.model, site.source = kept, "file"
+                    site.pending, site.pending_keys = [], set()
 
     def _pass_unchanged(self, site: _Site, h: _Held, reason: str) -> None:
         """Release a held item without cleaning it (no model can be had)."""
@@ -1683,13 +1716,17 @@ class DeboilerPipeline:
                 f"{100 * (1 - site.bytes_out / max(1, site.bytes_in)):.0f}% of HTML removed")
             logger.info("deboiler: %s: %d items, %s, %s", site.name or "?", site.pages, what, removed)
         get = self.stats.get_value
-        logger.info("deboiler: %d sites, %d items: %d cleaned, %d single pages, %d unchanged, "
-                    "%d skipped, %d errors%s", get("deboiler/sites", 0), get("deboiler/items_seen", 0),
-                    get("deboiler/items_cleaned", 0), get("deboiler/items_single_page", 0),
-                    get("deboiler/items_unchanged", 0), get("deboiler/items_skipped", 0),
-                    get("deboiler/items_error", 0),
-                    f", {get('deboiler/items_unwritable')} that cannot hold the clean fields (passed on "
-                    "unchanged)" if get("deboiler/items_unwritable") else "")
+        failed_saves = get("deboiler/saves_failed", 0)
+        logger.log(logging.WARNING if failed_saves else logging.INFO,
+                   "deboiler: %d sites, %d items: %d cleaned, %d single pages, %d unchanged, "
+                   "%d skipped, %d errors%s%s", get("deboiler/sites", 0), get("deboiler/items_seen", 0),
+                   get("deboiler/items_cleaned", 0), get("deboiler/items_single_page", 0),
+                   get("deboiler/items_unchanged", 0), get("deboiler/items_skipped", 0),
+                   get("deboiler/items_error", 0),
+                   f", {get('deboiler/items_unwritable')} that cannot hold the clean fields (passed on "
+                   "unchanged)" if get("deboiler/items_unwritable") else "",
+                   f"; {failed_saves} failed saves of signature files ({len({s for s, _ in self._save_failures})} "
+                   f"sites: their models were not kept for the next crawl)" if failed_saves else "")
 
     # -- report ----------------------------------------------------------
 
