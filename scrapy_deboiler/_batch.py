@@ -136,6 +136,8 @@ def _page_input(record: Any, options: BatchOptions) -> tuple[str, str | bytes, s
         encoding = record.get("encoding")
         return url, html, encoding if isinstance(encoding, str) else None
     if not isinstance(html, str):
+        if html is not None:
+            return f"{options.html_field!r} holds {type(html).__name__}, not the page's HTML (a string)"
         return f"no {options.html_field!r} string in record"
     return url, html, None
 

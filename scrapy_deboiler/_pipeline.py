@@ -432,6 +432,10 @@ class DeboilerPipeline:
                 ctype = prior.get("content_type")
                 return self._unchanged(item, "skipped", f"not an HTML response ({ctype or 'no Content-Type'})",
                                        kind="not-html")
+            if html is not None:  # a number, a list ...: the spider put something else there
+                self._inc("items_html_not_text")
+                return self._unchanged(item, "unchanged", f"{self.html_field!r} holds {type(html).__name__}, "
+                                                          "not the page's HTML (str or bytes)")
             self._no_html()
             return self._unchanged(item, "unchanged", f"no {self.html_field!r} in item")
         url = url if isinstance(url, str) else ""

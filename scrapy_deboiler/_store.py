@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ._model import FitParams, SiteModel
 from ._signatures import SIGNATURE_HEX
+from ._urls import legacy_site_keys
 
 __all__ = [
     "FINAL_RANK",
@@ -314,6 +315,9 @@ class SignatureStore:
         SignatureFileError naming it."""
         path = self.path(domain)
         if not path.is_file():
+            for old in legacy_site_keys(domain):  # saved before hosts were IDNA-encoded
+                if (older := self.path(old)).is_file():
+                    return load_model(older, old)
             return None
         return load_model(path, domain)
 
