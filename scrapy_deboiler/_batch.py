@@ -136,6 +136,8 @@ def _page_input(record: Any, options: BatchOptions) -> tuple[str, str | bytes, s
         encoding = record.get("encoding")
         return url, html, encoding if isinstance(encoding, str) else None
     if not isinstance(html, str):
+        if html is not None:
+            return f"{options.html_field!r} holds {type(html).__name__}, not the page's HTML (a string)"
         return f"no {options.html_field!r} string in record"
     return url, html, None
 
@@ -518,7 +520,10 @@ class _Run:
             progress.close()
 
     def fit(self) -> dict[str, int]:
-        save = self.store.save if self.store is not None else (lambda site, model: None)
+        store = self.store
+        # --refit: the models fitted now replace the files, better or not.
+        save = (lambda site, model: store.save(site, model, force=self.refit)) if store is not None else (
+            lambda site, model: None)
         o = self.options
         totals = self.db.fit(o.min_pages, o.max_fit_pages, o.params, save)
         if self.workers is not None:

@@ -531,7 +531,7 @@ class ProcessCleaner:
             self._unready_deaths += 1
         elif worker.killed_for is None:  # (a kill for silence was logged already)
             logger.warning("deboiler: a worker process died (exit status %s)%s; a new one takes its place%s",
-                           code, f" cleaning {killer.pages[0][0]}" if killer is not None and killer.pages else "",
+                           code, _doing(killer) if killer is not None and killer.pages else "",
                            f" and the {len(tasks) - 1} other pages it had" if len(tasks) > 1 else "")
         for task in reversed(tasks[1:] if killer else tasks):
             task.resend = False
@@ -556,6 +556,14 @@ class ProcessCleaner:
     def _log_broken(self, e: Exception) -> None:
         logger.error("deboiler: a worker process answered what cannot be read (%s: %s);"
                                           " starting a new one", type(e).__name__, e)
+
+
+def _doing(task: _Task) -> str:
+    """What a worker was doing with the task, for a log line: a fit's first
+    page is not the page at fault."""
+    if task.kind == "fit":
+        return f" fitting {len(task.pages)} pages (the first: {task.pages[0][0]})"
+    return f" {'signing' if task.kind == 'sign' else 'cleaning'} {task.pages[0][0]}"
 
 
 def _value(task: _Task, head: dict, blobs: list[memoryview]) -> Any:

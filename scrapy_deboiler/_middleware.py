@@ -6,7 +6,6 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 from itemadapter import ItemAdapter, is_item
 from scrapy.crawler import Crawler
@@ -18,6 +17,7 @@ from w3lib.encoding import http_content_type_encoding
 from ._limits import binary_kind
 from ._loading import decode_page, lossy_decoding
 from ._settings import enabled, read_settings
+from ._urls import site_of_url
 
 __all__ = ["DeboilerSpiderMiddleware"]
 
@@ -111,7 +111,7 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
                 response.headers.get(b"Content-Type", b"").decode("latin-1"))
             text, encoding, notes = decode_page(response.body, declared)
             self.stats.inc_value("deboiler/middleware/encoding_fallback")
-            host = urlsplit(response.url).netloc
+            host = site_of_url(response.url)
             if host in self._fallback_hosts or len(self._fallback_hosts) >= _MAX_FALLBACK_HOSTS:
                 level = logging.DEBUG  # a misconfigured server says it on every page: once is enough
             else:

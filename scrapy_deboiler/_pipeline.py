@@ -36,7 +36,7 @@ from ._middleware import response_url
 from ._model import FIT_MIN_PAGES, FitParams, SiteModel
 from ._report import SiteReport, write_report
 from ._settings import DEFAULTS, enabled, read_settings
-from ._store import SignatureFileError
+from ._store import SignatureFileError, SignatureStore
 from ._redis import FINAL_RANK, RedisCoordinator, model_rank, pack_signatures, unpack_signatures
 from ._redis import page_key as pooled_page_key
 from ._urls import site_of_url
@@ -91,6 +91,9 @@ class _HeldPage:
     #: parsed for its clean (``_sign_held``), and the Deferred while it signs.
     sigs: frozenset[str] | None = None
     signing: Deferred | None = None
+    #: Its signing failed in a worker (the worker died on it, or raised): it
+    #: fails alone, and its site is fitted on the other pages.
+    failed: Failure | None = None
 
 
 @dataclass
@@ -288,6 +291,7 @@ class DeboilerPipeline:
         self._shutdown_trigger: Any = None
         self._pool_trigger: Any = None
         self._unwritable: set[type] = set()
+        self._save_failures: set[tuple[str, str]] = set()  # (site, cause) warned of
         self._warned_no_html = False
         self._warned_min_pages = False
         self._site_lines = 0
@@ -428,6 +432,10 @@ class DeboilerPipeline:
                 ctype = prior.get("content_type")
                 return self._unchanged(item, "skipped", f"not an HTML response ({ctype or 'no Content-Type'})",
                                        kind="not-html")
+            if html is not None:  # a number, a list ...: the spider put something else there
+                self._inc("items_html_not_text")
+                return self._unchanged(item, "unchanged", f"{self.html_field!r} holds {type(html).__name__}, "
+                                                          "not the page's HTML (str or bytes)")
             self._no_html()
             return self._unchanged(item, "unchanged", f"no {self.html_field!r} in item")
         url = url if isinstance(url, str) else ""
@@ -944,6 +952,14 @@ class DeboilerPipeline:
 
     def _release_held(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
         self._inc(f"released/{reason}", sum(len(p.items) for p in pages))
+        self._clean_or_fit(site, pages, reason)
+
+    def _clean_or_fit(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
+        """Released pages: cleaned with the site's model, each alone (too few
+        for one), or fitted on. Pages that failed in a worker fail alone first."""
+        pages = self._without_failed(site, pages)
+        if not pages:
+            return
         alone = site.model is None and len(pages) < FIT_MIN_PAGES
         remember = alone and not site.hold.pooled and reason != "shutdown"
         if alone:
@@ -965,6 +981,20 @@ class DeboilerPipeline:
                                errback=lambda f, p=p: self._fail(site, p.items, f))
             return
         self._start_fit(site, pages, reason)
+
+    def _without_failed(self, site: _Site, pages: list[_HeldPage]) -> list[_HeldPage]:
+        """Fail the items of the pages whose signing failed in a worker (it
+        died on the page: a memory limit, an OOM kill; or raised), each page
+        on its own, and return the others. Sending such a page again would
+        kill the next worker, and a fit that includes it fails for all."""
+        ok = []
+        for p in pages:
+            if p.failed is None:
+                ok.append(p)
+            else:
+                self._inc("pages_failed_held")
+                self._fail(site, p.items, p.failed)
+        return ok
 
     def _alone_reason(self, site: _Site, n: int, reason: str) -> str:
         """Why a site's released pages have no model: the site has too few,
@@ -989,7 +1019,7 @@ class DeboilerPipeline:
             self._inc("sites_provisional")
         self._save(site, model)
 
-    def _sign_held(self, page: _HeldPage) -> Deferred | None:
+    def _sign_held(self, page: _HeldPage, force: bool = False) -> Deferred | None:
         """Worker processes: a page held for its site's threshold is parsed
         and signed by a worker as it arrives, and kept there parsed. At the
         threshold the model is then counted here from the signatures, and
@@ -998,9 +1028,10 @@ class DeboilerPipeline:
         all in one task kept the site's items, and those arriving meanwhile,
         waiting for all of it (docs/pipeline.md, "Signing held pages").
         Returns a Deferred of the signatures (or of why there are none),
-        None where no worker signs it."""
+        None where no worker signs it. ``force``: pages up to
+        DEBOILER_INLINE_MAX_BYTES too (a fit task that failed is split)."""
         cleaner = self._cleaner
-        if cleaner is None or cleaner.broken is not None or len(page.html) <= self.inline_max:
+        if cleaner is None or cleaner.broken is not None or (len(page.html) <= self.inline_max and not force):
             return None
         page.signing = done = Deferred()  # fires once ``page.sigs`` is known or cannot be
 
@@ -1010,8 +1041,11 @@ class DeboilerPipeline:
             done.callback(None)
             return sigs
 
-        def unsigned(f: Failure) -> Failure:  # its fit parses it again
+        def unsigned(f: Failure) -> Failure:
             page.signing = None
+            if f.check(WorkerError) and not f.check(WorkersGone):
+                page.failed = f  # it fails alone (``_without_failed``)
+            # (else the workers were given up: its fit parses it in the threads)
             logger.debug("deboiler: signing %s in a worker failed: %s", page.url, f.getErrorMessage())
             done.callback(None)
             return f
@@ -1029,8 +1063,10 @@ class DeboilerPipeline:
     def _fit_signed(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
         """Fit a site on the signatures workers sent for its held pages
         (waiting for those still signing), then clean the pages where they
-        are kept parsed. A page whose signing failed: the whole fit goes to
-        a worker (``_fit_whole``)."""
+        are kept parsed. A page whose signing failed in a worker fails alone
+        and the site is fitted on the others; one left unsigned because the
+        workers were given up: the whole fit goes to the threads
+        (``_fit_whole``)."""
         site.hold.busy = True
         self.busy += 1
         started = time.perf_counter()
@@ -1042,7 +1078,7 @@ class DeboilerPipeline:
             self.busy -= 1
             try:
                 if any(p.sigs is None for p in pages):
-                    self._fit_whole(site, pages, reason)
+                    self._clean_or_fit(site, pages, reason)
                     return
                 model = SiteModel.fit([(p.url, p.sigs) for p in pages], self.params)
                 self._fitted(site, model, frozenset(p.key for p in pages))
@@ -1103,16 +1139,47 @@ class DeboilerPipeline:
             self._after_fit(site, pages)
             self._log_fit(site, model, pages, results, reason, started)
 
+        split: list[Failure] = []
+
+        def failed(f: Failure) -> None:
+            cleaner = self._cleaner
+            if (f.check(WorkerError) and not f.check(WorkersGone) and len(pages) > 1
+                    and cleaner is not None and cleaner.broken is None):
+                split.append(f)  # which page failed is not known: each is signed alone
+            else:
+                self._fail(site, items, f)
+
         def finally_(_: Any) -> None:
             site.hold.busy = False
             self.busy -= 1
-            if site.held:  # items that came in while fitting
+            if split:
+                self._split_fit(site, pages, reason, split[0])
+            elif site.held:  # items that came in while fitting
                 self._release(site, "after_fit")
 
         items = [h for p in pages for h in p.items]
-        d.addCallbacks(done, lambda f: self._fail(site, items, f))
+        d.addCallbacks(done, failed)
         d.addErrback(lambda f: self._fail(site, [h for h in items if not h.waiter.called], f))
         d.addBoth(finally_)
+
+    def _split_fit(self, site: _Site, pages: list[_HeldPage], reason: str, failure: Failure) -> None:
+        """A fit task failed in a worker (it died on some page: a memory
+        limit, an OOM kill; or raised): each page is signed in a task of its
+        own, so the one that fails fails alone (``_without_failed``) and the
+        site is fitted on the others. Whole, it failed every held item."""
+        self._inc("fits_split")
+        logger.warning("deboiler: fitting %d pages of %s in a worker process failed (%s); each page is "
+                       "signed alone, so that only the page at fault fails", len(pages), site.name or "?",
+                       failure.getErrorMessage())
+        try:
+            for p in pages:
+                if p.sigs is None and p.signing is None and p.failed is None:
+                    signing = self._sign_held(p, force=True)
+                    if signing is not None:
+                        signing.addErrback(lambda _: None)  # the page's own failure, kept in it
+            self._fit_signed(site, pages, reason)
+        except Exception:  # held items must never be stranded
+            self._fail(site, [h for p in pages for h in p.items if not h.waiter.called], Failure())
 
     def _learn(self, site: _Site) -> None:
         """DEBOILER_LEARN: extend the model with the pages cleaned since, and
@@ -1133,11 +1200,43 @@ class DeboilerPipeline:
             self._learn(site)
 
     def _save(self, site: _Site, model: SiteModel) -> None:
+        """Save the site's model. A store that keeps a better model (its
+        file has a finished one, or one of more pages: another crawl's)
+        returns None. A failed save is one WARNING a site and cause, without
+        a traceback for an OSError (a full disk, an unwritable folder: each
+        save of a broad crawl logged 20 lines), and counted."""
         try:
-            self.store.save(site.name, model)
-        except Exception:
-            logger.exception("deboiler: cannot save the signatures of %r", site.name)
+            written = self.store.save(site.name, model)
+        except Exception as e:
             self._inc("store_errors")
+            self._inc("saves_failed")
+            cause = f"{type(e).__name__}: {e.strerror}" if isinstance(e, OSError) and e.strerror else (
+                f"{type(e).__name__}: {e}")
+            if (site.name, cause) in self._save_failures:
+                return
+            self._save_failures.add((site.name, cause))
+            if not isinstance(e, OSError):  # a bug: its traceback, once
+                logger.exception("deboiler: cannot save the signatures of %r", site.name)
+                return
+            logger.warning("deboiler: cannot save the signatures of %s: %s; it goes on with its model in "
+                           "memory (its later failed saves for this cause are counted in deboiler/saves_failed)",
+                           site.name or "?", e)
+            return
+        if written is None and isinstance(self.store, SignatureStore):
+            self._inc("saves_kept_better")
+            self._site_log("deboiler: %s: its signature file holds a better model (another crawl's: finished, "
+                           "or fitted on more pages), which stays; this one (%d pages%s) is not saved",
+                           site.name or "?", model.pages, ", provisional" if model.provisional else "")
+            if site.model is model:  # and the site's later pages are cleaned with it
+                try:
+                    kept = self.store.load(site.name)
+                except Exception:  # (it was read a moment ago; a bad file now is the next crawl's)
+                    kept = None
+                if kept is not None and model_rank(kept) > model_rank(model):
+                    if kept.provisional and len(kept.page_keys) >= self.min_pages:
+                        kept.provisional = False
+                    site.model, site.source = kept, "file"
+                    site.pending, site.pending_keys = [], set()
 
     def _pass_unchanged(self, site: _Site, h: _Held, reason: str) -> None:
         """Release a held item without cleaning it (no model can be had)."""
@@ -1621,13 +1720,17 @@ class DeboilerPipeline:
                 f"{100 * (1 - site.bytes_out / max(1, site.bytes_in)):.0f}% of HTML removed")
             logger.info("deboiler: %s: %d items, %s, %s", site.name or "?", site.pages, what, removed)
         get = self.stats.get_value
-        logger.info("deboiler: %d sites, %d items: %d cleaned, %d single pages, %d unchanged, "
-                    "%d skipped, %d errors%s", get("deboiler/sites", 0), get("deboiler/items_seen", 0),
-                    get("deboiler/items_cleaned", 0), get("deboiler/items_single_page", 0),
-                    get("deboiler/items_unchanged", 0), get("deboiler/items_skipped", 0),
-                    get("deboiler/items_error", 0),
-                    f", {get('deboiler/items_unwritable')} that cannot hold the clean fields (passed on "
-                    "unchanged)" if get("deboiler/items_unwritable") else "")
+        failed_saves = get("deboiler/saves_failed", 0)
+        logger.log(logging.WARNING if failed_saves else logging.INFO,
+                   "deboiler: %d sites, %d items: %d cleaned, %d single pages, %d unchanged, "
+                   "%d skipped, %d errors%s%s", get("deboiler/sites", 0), get("deboiler/items_seen", 0),
+                   get("deboiler/items_cleaned", 0), get("deboiler/items_single_page", 0),
+                   get("deboiler/items_unchanged", 0), get("deboiler/items_skipped", 0),
+                   get("deboiler/items_error", 0),
+                   f", {get('deboiler/items_unwritable')} that cannot hold the clean fields (passed on "
+                   "unchanged)" if get("deboiler/items_unwritable") else "",
+                   f"; {failed_saves} failed saves of signature files ({len({s for s, _ in self._save_failures})} "
+                   f"sites: their models were not kept for the next crawl)" if failed_saves else "")
 
     # -- report ----------------------------------------------------------
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from ._model import FitParams, SiteModel
 from ._signatures import DEFAULT_SCHEME, SignatureScheme
-from ._store import MAX_FILE_BYTES, SignatureFileError, model_from_json, model_to_json
+from ._store import FINAL_RANK, MAX_FILE_BYTES, SignatureFileError, model_from_json, model_rank, model_to_json
 
 __all__ = [
     "FINAL_RANK",
@@ -56,9 +56,6 @@ KEY_VERSION = 1
 MAX_ENTRY_BYTES = 8 * 1024 * 1024
 #: URLs longer than this are refused as pool fields.
 MAX_URL_CHARS = 16 * 1024
-#: Added to a finished model's page count in its rank, so it beats any
-#: provisional one.
-FINAL_RANK = _FINAL = 1_000_000_000
 
 # Add a page's signatures to a site's pool, unless the site has a finished
 # model (returned instead) or the pool is full. Atomic: a Lua script runs
@@ -106,12 +103,6 @@ def scheme_digest(scheme: SignatureScheme = DEFAULT_SCHEME) -> str:
 def key_base(prefix: str, scheme: SignatureScheme = DEFAULT_SCHEME) -> str:
     """``{prefix}:v1:{scheme digest}:``, the start of every key."""
     return f"{prefix}:v{KEY_VERSION}:{scheme_digest(scheme)}:"
-
-
-def model_rank(model: SiteModel) -> int:
-    """How a model ranks against others of its site: more pages wins, and a
-    finished model beats every provisional one."""
-    return model.pages + (0 if model.provisional else _FINAL)
 
 
 def pack_signatures(sigs: Iterable[str]) -> bytes:

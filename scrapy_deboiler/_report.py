@@ -149,6 +149,8 @@ def render_report(sites: list[SiteReport], *, title: str = "scrapy-deboiler craw
              f"<h1>{escape(title)}</h1>",
              f"<p id='summary'>{len(sites)} sites, {pages} pages, {mode} mode; "
              f"{100 * (1 - total_out / total_in) if total_in else 0:.0f}% of HTML removed overall. "
+             + (f"<b>{stats['deboiler/saves_failed']} signature files could not be saved</b> (see the log). "
+                if stats and stats.get("deboiler/saves_failed") else "") +
              f"Written {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}.</p>",
              "<table id='sites'><tr><th>site</th><th>pages</th><th>model</th><th>signatures</th>"
              "<th>HTML removed</th><th></th><th>pages by share removed</th></tr>"]

@@ -12,8 +12,10 @@ from pathlib import Path
 
 from ._model import FitParams, SiteModel
 from ._signatures import SIGNATURE_HEX
+from ._urls import legacy_site_keys
 
 __all__ = [
+    "FINAL_RANK",
     "FORMAT",
     "FORMAT_VERSION",
     "SignatureFileError",
@@ -21,6 +23,7 @@ __all__ = [
     "dump_model",
     "load_model",
     "load_site",
+    "model_rank",
     "site_filename",
 ]
 
@@ -43,6 +46,31 @@ _RESERVED = frozenset(
 )
 _SLUG = re.compile(r"[^a-z0-9.-]+")
 _SIGNATURE = re.compile(rf"[0-9a-f]{{{SIGNATURE_HEX}}}\Z")
+#: Added to a finished model's page count in its rank, so it beats any
+#: provisional one.
+FINAL_RANK = 1_000_000_000
+
+
+def model_rank(model: SiteModel) -> int:
+    """How a model ranks against others of its site: more pages wins, and a
+    finished model beats every provisional one. The file store and Redis
+    keep the higher one."""
+    return model.pages + (0 if model.provisional else FINAL_RANK)
+
+
+def _flock(fd: int, blocking: bool = True) -> bool:
+    """An exclusive ``flock`` on ``fd`` (released when it is closed, or its
+    process dies); False where locks are not to be had (no fcntl, a
+    filesystem without them) or, not ``blocking``, another holds it."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except OSError:
+        return False
+    return True
 
 
 class SignatureFileError(ValueError):
@@ -98,31 +126,56 @@ def model_to_json(domain: str, model: SiteModel) -> dict:
     return doc
 
 
-def _new_temp(path: Path) -> tuple[int, str]:
+def _new_temp(path: Path) -> tuple[int, str, bool]:
     """A new temporary file beside ``path`` (named as ``sweep`` finds it),
     created with the process's umask as any file it writes (mkstemp's are
-    0600: signature files shared by users or containers were unreadable)."""
+    0600: signature files shared by users or containers were unreadable),
+    and locked while it is written (``sweep`` leaves locked ones alone).
+    Returns its descriptor, its name, and whether it is locked."""
     while True:
         tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
         try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
         except FileExistsError:
             continue
+        locked = _flock(fd)
+        try:  # a sweep may have taken it between its creation and the lock
+            if not locked or os.stat(tmp).st_ino == os.fstat(fd).st_ino:
+                return fd, tmp, locked
+        except FileNotFoundError:
+            pass
+        os.close(fd)
 
 
-def dump_model(domain: str, model: SiteModel, path: str | os.PathLike) -> Path:
+def dump_model(domain: str, model: SiteModel, path: str | os.PathLike, keep_better: bool = False) -> Path | None:
     """Write ``model`` to ``path`` atomically: a temporary file in the same
-    folder, flushed to disk, then renamed over the target."""
+    folder, flushed to disk, then renamed over the target. ``keep_better``:
+    unless the file there holds a model of the same site that ranks higher
+    (``model_rank``: a finished one, or one of more pages), read under a
+    lock of the folder so that writers in other processes check and rename
+    one at a time; None when it was kept."""
     path = Path(path)
     data = json.dumps(model_to_json(domain, model), indent=1, sort_keys=True) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _new_temp(path)
+    fd, tmp, locked = _new_temp(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f = os.fdopen(fd, "w", encoding="utf-8")
+        try:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+            if not locked:  # (Windows cannot rename an open file; nothing sweeps it there meanwhile)
+                f.close()
+            if keep_better:
+                with _FolderLock(path.parent):
+                    if _ranks_higher(path, domain, model):
+                        os.unlink(tmp)
+                        return None
+                    os.replace(tmp, path)
+            else:
+                os.replace(tmp, path)  # locked still: a sweep cannot take it meanwhile
+        finally:
+            f.close()
     except BaseException:
         try:
             os.unlink(tmp)
@@ -130,6 +183,37 @@ def dump_model(domain: str, model: SiteModel, path: str | os.PathLike) -> Path:
             pass
         raise
     return path
+
+
+def _ranks_higher(path: Path, domain: str, model: SiteModel) -> bool:
+    """Whether the file at ``path`` holds a model of ``domain`` ranking
+    higher than ``model`` (one that cannot be read does not)."""
+    try:
+        found, there = load_site(path)
+    except SignatureFileError:
+        return False
+    return found == domain and model_rank(there) > model_rank(model)
+
+
+class _FolderLock:
+    """An exclusive ``flock`` of a folder, across processes (none where
+    locks are not to be had: then the check and the rename only race)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.fd: int | None = None
+
+    def __enter__(self) -> "_FolderLock":
+        try:
+            self.fd = os.open(self.folder, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:  # (Windows cannot open a folder)
+            return self
+        _flock(self.fd)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
 
 
 def _int(doc: dict, key: str, path) -> int:
@@ -231,27 +315,52 @@ class SignatureStore:
         SignatureFileError naming it."""
         path = self.path(domain)
         if not path.is_file():
+            for old in legacy_site_keys(domain):  # saved before hosts were IDNA-encoded
+                if (older := self.path(old)).is_file():
+                    return load_model(older, old)
             return None
         return load_model(path, domain)
 
-    def save(self, domain: str, model: SiteModel) -> Path:
-        return dump_model(domain, model, self.path(domain))
+    def save(self, domain: str, model: SiteModel, force: bool = False) -> Path | None:
+        """Write the site's model, unless its file holds a better one (a
+        finished model, or one fitted on more pages: ``model_rank``, the rule
+        of Redis mode), which stays: two crawls sharing the folder, one with
+        a finished model, the other a provisional one. Returns the file, or
+        None when the better one was kept. ``force``: write it whatever is
+        there (``fit --refit``)."""
+        return dump_model(domain, model, self.path(domain), keep_better=not force)
 
     def sweep(self, older_than: float = 3600.0) -> int:
-        """Delete temporary files that writers killed mid-write left behind
-        (older than ``older_than`` seconds, so no live write is touched);
-        returns how many."""
+        """Delete temporary files that writers killed mid-write left behind:
+        those no writer holds locked (a writer's lock goes with its process),
+        and, where files cannot be locked, those older than ``older_than``
+        seconds. Returns how many."""
         removed = 0
         if not self.directory.is_dir():
             return removed
         limit = time.time() - older_than
         for tmp in self.directory.glob(".*.json.*.tmp"):
             try:
-                if tmp.stat().st_mtime < limit:
+                fd = os.open(tmp, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            except OSError:
+                continue
+            try:
+                try:
+                    import fcntl
+
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    unused = True
+                except BlockingIOError:  # being written
+                    continue
+                except (ImportError, OSError):  # no locks here: by its age
+                    unused = os.fstat(fd).st_mtime < limit
+                if unused:
                     tmp.unlink()
                     removed += 1
             except OSError:
                 pass
+            finally:
+                os.close(fd)
         return removed
 
     def __iter__(self) -> Iterator[Path]:

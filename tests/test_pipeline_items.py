@@ -317,3 +317,25 @@ async def test_fields_left_empty_are_filled_like_missing_ones(tmp_path):
     assert len(items) == 6 and all(i["deboiler"]["status"] == "cleaned" for i in items)
     assert all(i["url"].startswith(a) and "/articles/" in i["url"] for i in items)
     assert all("Privacy policy" not in i["clean_text"] and i["clean_text"] for i in items)
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_html_field_holding_something_else_is_named_as_such(tmp_path):
+    """An ``html`` field holding a number or a list passed with the reason
+    "no 'html' in item" (and a warning about the middleware)."""
+    from scrapy.utils.test import get_crawler
+
+    from crawling import settings
+    from scrapy_deboiler import DeboilerPipeline
+
+    crawler = get_crawler(settings_dict=settings(tmp_path))
+    crawler._apply_settings()
+    pipe = DeboilerPipeline.from_crawler(crawler)
+    for value, kind in [(123, "int"), (["<p>a</p>"], "list"), (1.5, "float"), ({"p": "a"}, "dict")]:
+        item = await pipe.process_item({"url": "http://a.example/", "html": value})
+        assert item["deboiler"] == {"status": "unchanged",
+                                    "reason": f"'html' holds {kind}, not the page's HTML (str or bytes)"}
+    assert crawler.stats.get_value("deboiler/items_html_not_text") == 4
+    assert crawler.stats.get_value("deboiler/items_without_html") is None
+    item = await pipe.process_item({"url": "http://a.example/", "html": None})
+    assert item["deboiler"]["reason"] == "no 'html' in item"

@@ -889,3 +889,142 @@ async def test_a_settings_module_without_scrapy_cfg_keeps_the_pipeline_on(tmp_pa
     assert len(os.listdir(tmp_path / ".scrapy" / "deboiler")) == 1
     assert any("no scrapy.cfg" in r.getMessage() and str(tmp_path / ".scrapy" / "deboiler") in r.getMessage()
                for r in caplog.records)
+
+
+def _worker_dying_on(marker: str) -> str:
+    """A worker process (``_executor._WORKER``) that kills itself with
+    SIGKILL when it is given a page holding ``marker``, as a memory limit or
+    the OOM killer ends a worker on a page too big for it: every time."""
+    return ("import json, os, signal, sys; sys.path[:] = json.loads(sys.argv[1])\n"
+            "from scrapy_deboiler import _worker\n"
+            "_Page = _worker.Page\n"
+            "def Page(html, *args, **kwargs):\n"
+            f"    if {marker!r} in (html if isinstance(html, str) else html.decode('utf-8', 'replace')):\n"
+            "        os.kill(os.getpid(), signal.SIGKILL)\n"
+            "    return _Page(html, *args, **kwargs)\n"
+            "_worker.Page = Page\n"
+            "_worker.worker_main(int(sys.argv[2]), int(sys.argv[3]))\n")
+
+
+@pytest.mark.parametrize("signed", [True, False], ids=["signed-as-held", "fit-task"])
+@pytest_twisted.ensureDeferred
+async def test_a_held_page_that_kills_its_worker_fails_alone(tmp_path, monkeypatch, caplog, signed):
+    """A page whose worker process dies on it (a memory limit, an OOM kill)
+    while its site is held failed every held item of the site and no model
+    was saved: its signing failed, the fit fell back to one task of all the
+    pages, which died on it again (and the warning named the fit's first
+    page). Now that page alone is an error, naming it, and the site is
+    fitted on the others: signed as they are held, or (pages small enough
+    to clean inline are not signed ahead) when the fit task dies, each page
+    signed on its own."""
+    from scrapy_deboiler import _executor
+
+    monkeypatch.setattr(_executor, "_WORKER", _worker_dying_on('class="page-3"'))
+    extra = {} if signed else {"DEBOILER_INLINE_MAX_BYTES": 10_000_000}
+    a, pa = serve_site(10, "alpha")
+    try:  # all ten pages held: the model is fitted on the nine that do not fail
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_PROCESSES=1, DEBOILER_MIN_PAGES=10, **extra)
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 10
+    bad = a + "articles/0003.html"
+    errors = [i for i in items if i["deboiler"]["status"] == "error"]
+    assert [i["url"] for i in errors] == [bad]
+    assert "worker process died" in errors[0]["deboiler"]["reason"] and errors[0]["deboiler"]["site"]
+    cleaned = [i for i in items if i["deboiler"]["status"] == "cleaned"]
+    assert len(cleaned) == 9 and {i["deboiler"]["fit_pages"] for i in cleaned} == {9}
+    assert stat(crawler, "deboiler/errors") == 1 and stat(crawler, "deboiler/sites_fitted") == 1
+    (path,) = (tmp_path / "signatures").iterdir()
+    doc = json.loads(path.read_text())
+    assert doc["pages"] == 9 and len(doc["provisional"]["page_keys"]) == 9  # fewer than DEBOILER_MIN_PAGES
+    died = [r.getMessage() for r in caplog.records if "worker process died" in r.getMessage()
+            and r.levelname == "WARNING" and "fitting" not in r.getMessage()]
+    assert died and all(bad in m for m in died), died
+    failed = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(failed) == 1 and bad in failed[0] and "1 item(s)" in failed[0], failed
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_finished_model_another_crawl_saved_is_not_replaced(tmp_path, caplog):
+    """Two crawls sharing a signatures folder: while this one held a site's
+    first pages, the other saved a finished model of it; this one, stopped
+    early, fitted a provisional model on its few pages and saved it over the
+    finished one. Now the finished model stays (and this crawl takes it up),
+    and a killed save's temporary file is swept as the crawl starts."""
+    from scrapy_deboiler import Page, SignatureStore, SiteModel
+    from scrapy_deboiler._pipeline import DeboilerPipeline
+
+    folder = tmp_path / "signatures"
+    folder.mkdir()
+    stale = folder / ".x--0123456789abcdef.json.0a1b2c3d4e5f.tmp"  # a save killed a moment ago
+    stale.write_text('{"format": "scrapy-deboiler-signatures", "ver')
+    finished = SiteModel.fit([Page(h, u) for u, h, _ in site_pages("alpha", 10, seed=1)])
+    a, pa = serve_site(12, "alpha")
+    name = a.split("/")[2]
+    written = []
+
+    def other_crawl_saves(response, request, spider):
+        pipe, = [m for m in spider.crawler.engine.scraper.itemproc.middlewares if isinstance(m, DeboilerPipeline)]
+        if not written and name in pipe.sites and pipe.sites[name].model is None:
+            written.append(SignatureStore(folder).save(name, finished))
+
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=8, CONCURRENT_REQUESTS=1,
+                                     spider_kwargs={"close_after": 4},
+                                     on_signal=(other_crawl_saves, signals.response_received))
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert written and written[0] is not None
+    assert not stale.exists()
+    assert all(i["deboiler"]["status"] == "cleaned" for i in items)
+    assert stat(crawler, "deboiler/sites_provisional") == 1 and stat(crawler, "deboiler/saves_kept_better") >= 1
+    model = SignatureStore(folder).load(name)
+    assert (model.pages, model.provisional) == (10, False)
+    assert [p.name for p in folder.iterdir()] == [SignatureStore(folder).path(name).name]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_full_disk_fails_saves_with_one_warning_a_site_and_the_summary_counts_them(tmp_path, caplog):
+    """A full (or unwritable) signatures folder logged a 20-line traceback
+    for each failed save, and the closing summary said "0 errors". Now: one
+    WARNING a site and cause, the crawl goes on with the models in memory,
+    and the stats and the summary count the failed saves. The folder is a
+    real filesystem that is full (a 64 KiB tmpfs)."""
+    import subprocess
+
+    small = tmp_path / "small"
+    small.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(small)],
+                                           capture_output=True).returncode:
+        pytest.skip("needs root to mount a small tmpfs")
+    try:
+        with open(small / "filler", "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"\0" * 4096)
+            except OSError:
+                pass
+        a, pa = serve_site(12, "alpha")
+        b, pb = serve_site(12, "beta")
+        caplog.set_level(logging.INFO)
+        try:
+            crawler, items = await crawl(tmp_path, [a, b], DEBOILER_SIGNATURES_DIR=str(small), DEBOILER_MIN_PAGES=3,
+                                         DEBOILER_LEARN=True)
+        finally:
+            close(pa)
+            close(pb)
+        left = sorted(p.name for p in small.iterdir())
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 24 and all(i["deboiler"]["status"] == "cleaned" for i in items)
+    failed = stat(crawler, "deboiler/saves_failed")
+    assert failed >= 4 and stat(crawler, "deboiler/store_errors") == failed
+    assert left == ["filler"]  # no temporary file left behind
+    warnings = [r for r in caplog.records if "cannot save the signatures" in r.getMessage()]
+    assert len(warnings) == 2 and all(r.levelname == "WARNING" and not r.exc_info for r in warnings)
+    assert all("No space left on device" in r.getMessage() for r in warnings)
+    summary = [r.getMessage() for r in caplog.records if "sites, 24 items" in r.getMessage()]
+    assert len(summary) == 1 and f"{failed} failed saves of signature files (2 sites" in summary[0], summary

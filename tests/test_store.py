@@ -144,3 +144,36 @@ def test_version_1_files_of_earlier_releases_still_load(tmp_path, model):
     path.write_text(json.dumps(doc))
     loaded = load_model(path, "a.example")
     assert loaded == model and loaded.provisional is False and loaded.page_keys == frozenset()
+
+
+def test_site_keys_are_idna_encoded_and_ipv6_keeps_its_brackets(tmp_path, model):
+    """A host's Unicode and punycode forms were two sites (two files); IPv6
+    hosts lost their brackets, so [2001:db8::1]:8080 and [2001:db8::1:8080]
+    shared a key. Keys are what Scrapy's requests carry (w3lib's IDNA)."""
+    from scrapy.http import Request
+
+    from scrapy_deboiler._urls import site_of_url
+
+    same = ["http://Bücher.example/a", "https://BÜCHER.example./b", "http://xn--bcher-kva.example/c",
+            "http://XN--BCHER-KVA.EXAMPLE/d", Request("http://bücher.example/e").url]
+    assert {site_of_url(u) for u in same} == {"xn--bcher-kva.example"}
+    assert site_of_url("http://bücher.example:8080/") == "xn--bcher-kva.example:8080"
+    assert site_of_url("http://例え.テスト/") == "xn--r8jz45g.xn--zckzah"
+    assert site_of_url("http://[2001:db8::1]:8080/x") == "[2001:db8::1]:8080"
+    assert site_of_url("http://[2001:db8::1:8080]/x") == "[2001:db8::1:8080]"
+    assert site_of_url("http://[2001:DB8::1]:80/") == site_of_url("http://[2001:db8::1]/") == "[2001:db8::1]"
+    assert site_of_url("http://Example.COM:443/") == "example.com:443" and site_of_url("/x") == ""
+    names = {site_filename(site_of_url(u)) for u in ("http://[2001:db8::1]:8080/", "http://[2001:db8::1:8080]/")}
+    assert len(names) == 2 and all(n.startswith("2001-db8-1") and n.endswith(".json") for n in names)
+    assert site_filename("xn--bcher-kva.example").startswith("xn--bcher-kva.example--")
+
+
+def test_a_file_saved_under_a_hosts_unicode_key_is_still_found(tmp_path, model):
+    """Files saved before keys were IDNA-encoded carry the Unicode form: a
+    site keyed by its punycode form finds them (and saves under its own)."""
+    store = SignatureStore(tmp_path)
+    store.save("bücher.example:8080", model)  # as a release before this one keyed it
+    assert store.load("xn--bcher-kva.example:8080") == model
+    assert store.load("xn--other-kva.example") is None
+    store.save("xn--bcher-kva.example:8080", model)
+    assert store.path("xn--bcher-kva.example:8080").is_file()

@@ -45,6 +45,10 @@ def test_sigkill_in_the_middle_of_a_write_leaves_a_valid_store(tmp_path):
     proc = start_writer(tmp_path, pause=True)
     assert proc.stdout.readline() == "ready\n"
     assert proc.stdout.readline() == "in-write\n"  # the new file is written, not yet renamed
+    # A live writer's temporary file is never swept (it holds it locked), however old.
+    (live,) = [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    os.utime(live, (live.stat().st_atime - 7200, live.stat().st_mtime - 7200))
+    assert SignatureStore(tmp_path).sweep() == 0 and live.exists()
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     leftovers = [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
@@ -52,10 +56,8 @@ def test_sigkill_in_the_middle_of_a_write_leaves_a_valid_store(tmp_path):
     model = SignatureStore(tmp_path).load("shared.example")
     assert model is not None and model.pages == 2 and len(model.support) == 100_000
     assert [p.name for p in SignatureStore(tmp_path)] == [SignatureStore(tmp_path).path("shared.example").name]
-    # The stray temporary file goes at the next sweep once it is old, not before.
-    assert SignatureStore(tmp_path).sweep() == 0 and all(p.exists() for p in leftovers)
-    for p in leftovers:
-        os.utime(p, (p.stat().st_atime - 7200, p.stat().st_mtime - 7200))
+    # The killed writer's temporary file goes at the next sweep (the next
+    # start): its lock went with its process. It stayed for an hour.
     assert SignatureStore(tmp_path).sweep() == len(leftovers)
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
@@ -136,3 +138,61 @@ def test_two_fit_jobs_on_one_store_at_once(tmp_path):
     store = SignatureStore(tmp_path / "sigs")
     assert len(list(store)) == 30 and not list((tmp_path / "sigs").glob("*.tmp"))
     assert all(store.load(f"s{s}.example").pages == 4 for s in range(30))
+
+
+def _model(pages: int, provisional: bool = False):
+    from scrapy_deboiler import FitParams, SiteModel
+
+    keys = frozenset(f"{k:016x}" for k in range(pages)) if provisional else frozenset()
+    return SiteModel(FitParams(), pages=pages, pairs=pages - 1, support={"00" * 8: 2},
+                     provisional=provisional, page_keys=keys)
+
+
+def test_the_store_keeps_the_better_model_whoever_saves(tmp_path):
+    """Two crawls sharing a folder: a finished 10-page model was replaced by
+    the other's 3-page provisional one. A model is saved only if the file's
+    does not rank higher (finished beats provisional, then more pages: the
+    rule of Redis mode); ``force`` (``fit --refit``) writes it anyway."""
+    a, b = SignatureStore(tmp_path), SignatureStore(tmp_path)  # two crawls' stores
+    assert a.save("s.example", _model(10)) is not None
+    assert b.save("s.example", _model(3, provisional=True)) is None
+    assert b.save("s.example", _model(50, provisional=True)) is None  # provisional, however many pages
+    assert b.save("s.example", _model(9)) is None  # finished on fewer pages
+    assert b.load("s.example").pages == 10 and not b.load("s.example").provisional
+    assert b.save("s.example", _model(10)) is not None  # as good: written (the same crawl saving again)
+    assert b.save("s.example", _model(12)) is not None and a.load("s.example").pages == 12
+    assert b.save("s.example", _model(2), force=True) is not None and a.load("s.example").pages == 2
+    # A provisional model is replaced by a larger one or a finished one.
+    assert a.save("p.example", _model(3, provisional=True)) is not None
+    assert b.save("p.example", _model(2, provisional=True)) is None
+    assert b.save("p.example", _model(4, provisional=True)) is not None
+    assert b.save("p.example", _model(2)) is not None and a.load("p.example").pages == 2
+    # A file that cannot be read (or of another site) is no better.
+    a.path("c.example").write_text("{ truncated")
+    assert a.save("c.example", _model(2, provisional=True)) is not None
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+SAVER = textwrap.dedent("""
+    import sys
+    from scrapy_deboiler import FitParams, SiteModel, SignatureStore
+    store = SignatureStore(sys.argv[1])
+    for n in range(int(sys.argv[2])):
+        pages = 2 + n % 40
+        provisional = bool(n % 3)
+        keys = frozenset(f"{k:016x}" for k in range(pages)) if provisional else frozenset()
+        store.save("shared.example", SiteModel(FitParams(), pages=pages, pairs=1,
+                   support={f"{i:016x}": 2 for i in range(20_000)}, provisional=provisional, page_keys=keys))
+""")
+
+
+def test_processes_saving_at_once_end_with_the_best_model(tmp_path):
+    """The check and the rename are one step across processes (a lock of
+    the folder): whatever the interleaving, the best model any of them
+    saved is the one on disk at the end."""
+    procs = [subprocess.Popen([sys.executable, "-c", SAVER, str(tmp_path), str(rounds)]) for rounds in (40, 41, 39)]
+    assert [p.wait() for p in procs] == [0, 0, 0]
+    model = SignatureStore(tmp_path).load("shared.example")
+    # finished models: n % 3 == 0, pages 2 + n % 40; the best is n = 39 (41 pages)
+    assert (model.pages, model.provisional) == (41, False)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
