@@ -32,7 +32,7 @@ from ._executor import ProcessCleaner, WorkerError, WorkersGone
 from ._engine import crawl_state, flush_feeds, scraper_busy
 from ._holding import Hold, HoldingPolicy
 from ._limits import Limits, Skip, check_page
-from ._middleware import response_url
+from ._middleware import _lacks, response_url
 from ._model import FIT_MIN_PAGES, FitParams, SiteModel
 from ._report import SiteReport, write_report
 from ._settings import DEFAULTS, enabled, read_settings
@@ -137,21 +137,23 @@ class _Site:
 
 def _clean_one(html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
                params: FitParams, learn: bool, mode: str, explain: bool = False, markdown: bool = False,
-               ) -> tuple[CleanResult, frozenset[str] | None]:
+               body_only: bool = False) -> tuple[CleanResult, frozenset[str] | None]:
     """One page of a site with a model (or none, in content mode); with
     ``learn`` also its signatures. Pages reach it checked against the
     limits already (``_process``). Runs in the pipeline's threads."""
     return _clean_parsed(Page(html, url, encoding, params.scheme, limits=None), model, params, learn,
-                         mode, explain, markdown)
+                         mode, explain, markdown, body_only)
 
 
 def _fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParams,
-              mode: str, explain: bool = False, markdown: bool = False) -> tuple[SiteModel, list[CleanResult]]:
+              mode: str, explain: bool = False, markdown: bool = False,
+              body_only: bool = False) -> tuple[SiteModel, list[CleanResult]]:
     """Runs in a worker thread: fit a site's model and clean its pages,
     parsing each page once (checked against the limits already)."""
     parsed = [Page(html, url, enc, params.scheme, limits=None) for url, html, enc in pages]
     model = SiteModel.fit(parsed, params)
-    return model, [clean_page(p, model, mode=mode, explain=explain, markdown=markdown) for p in parsed]
+    return model, [clean_page(p, model, mode=mode, explain=explain, markdown=markdown, body_only=body_only)
+                   for p in parsed]
 
 
 def _data_path(path: str) -> str:
@@ -178,10 +180,11 @@ def _sign_page(html: str | bytes, url: str, encoding: str | None, params: FitPar
 
 
 def _clean_parsed(page: Page, model: SiteModel | None, params: FitParams, learn: bool, mode: str,
-                  explain: bool = False, markdown: bool = False) -> tuple[CleanResult, frozenset[str] | None]:
+                  explain: bool = False, markdown: bool = False,
+                  body_only: bool = False) -> tuple[CleanResult, frozenset[str] | None]:
     """``_clean_one`` for a page parsed already (``_sign_page``)."""
     sigs = page.signatures if learn else None
-    return clean_page(page, model, mode=mode, explain=explain, markdown=markdown), sigs
+    return clean_page(page, model, mode=mode, explain=explain, markdown=markdown, body_only=body_only), sigs
 
 
 def _is_redis_error(e: BaseException) -> bool:
@@ -230,6 +233,8 @@ class DeboilerPipeline:
         self.clean_html_field = cfg.clean_html_field
         self.status_field = cfg.status_field
         self.comments_field = cfg.comments_field
+        self.title_field = cfg.title_field
+        self.body_only = cfg.body_only
         self.keep_html = cfg.keep_html
         self.mode = cfg.mode
         if self.mode == "content":
@@ -669,7 +674,8 @@ class DeboilerPipeline:
         site.inflight += 1
         model = site.model
         want_sigs = sign if model is None else (self.learn or model.provisional) and not fitted_on
-        args = (html, url, encoding, model, self.params, want_sigs, self.mode, self.explain, self.markdown)
+        args = (html, url, encoding, model, self.params, want_sigs, self.mode, self.explain, self.markdown,
+                self.body_only)
         if parsed is not None and (self._cleaner is None or self._cleaner.broken is not None):
             job = self._in_pool(_clean_parsed, parsed, *args[3:])
         elif kept:
@@ -820,6 +826,10 @@ class DeboilerPipeline:
             fields[self.comments_field] = result.comments
         if self.markdown:
             fields[self.markdown_field] = result.markdown
+        if self._has_title(item):  # the spider's own (DEBOILER_TITLE_FIELD = "title") stays
+            self._inc("items_title_kept")
+        else:
+            fields[self.title_field] = result.title
         if site.report is not None:
             site.report.add_page(status["status"], len(html), len(result.html), result.removed_blocks)
         lossy = not _LOSSY.isdisjoint(all_notes)
@@ -830,6 +840,14 @@ class DeboilerPipeline:
         self._inc("items_cleaned" if model else f"items_{alone}")
         self._inc("bytes_out", len(result.html))
         return item
+
+    def _has_title(self, item: Any) -> bool:
+        """Whether the item holds a title field of its own (not missing,
+        None or empty): many spiders yield their own ``title``."""
+        try:
+            return not _lacks(ItemAdapter(item).get(self.title_field))
+        except (KeyError, TypeError, AttributeError):
+            return False
 
     def _keep_raw(self, item: Any, html: str | bytes, status: dict) -> None:
         """A page the declared encoding could not read keeps its raw HTML,
@@ -1091,7 +1109,7 @@ class DeboilerPipeline:
         self.busy += 1
         started = time.perf_counter()
         d = self._fitting([(p.url, p.html, p.encoding) for p in pages], self.params,
-                          self.mode, self.explain, self.markdown)
+                          self.mode, self.explain, self.markdown, self.body_only)
 
         def done(result: tuple[SiteModel, list[CleanResult]]) -> None:
             model, results = result
