@@ -293,6 +293,7 @@ class DeboilerPipeline:
         self._shutdown_trigger: Any = None
         self._pool_trigger: Any = None
         self._unwritable: set[type] = set()
+        self._untitled: set[type] = set()
         self._warned_no_html = False
         self._warned_min_pages = False
         self._site_lines = 0
@@ -826,28 +827,36 @@ class DeboilerPipeline:
             fields[self.comments_field] = result.comments
         if self.markdown:
             fields[self.markdown_field] = result.markdown
-        if self._has_title(item):  # the spider's own (DEBOILER_TITLE_FIELD = "title") stays
-            self._inc("items_title_kept")
-        else:
-            fields[self.title_field] = result.title
         if site.report is not None:
             site.report.add_page(status["status"], len(html), len(result.html), result.removed_blocks)
         lossy = not _LOSSY.isdisjoint(all_notes)
         if not self._write(item, fields, keep_raw=lossy):
             return item
+        self._write_title(item, result.title)
         if lossy and not self.keep_html:
             self._keep_raw(item, html, status)
         self._inc("items_cleaned" if model else f"items_{alone}")
         self._inc("bytes_out", len(result.html))
         return item
 
-    def _has_title(self, item: Any) -> bool:
-        """Whether the item holds a title field of its own (not missing,
-        None or empty): many spiders yield their own ``title``."""
+    def _write_title(self, item: Any, title: str) -> None:
+        """The page's headline, unless the item holds a title of its own
+        (not missing, None or empty: many spiders yield their own, and
+        DEBOILER_TITLE_FIELD may name it), which stays. An item class that
+        cannot take the field gets the other fields as before, with one
+        INFO line: nobody asked for this field, so no warning."""
+        adapter = ItemAdapter(item)
         try:
-            return not _lacks(ItemAdapter(item).get(self.title_field))
-        except (KeyError, TypeError, AttributeError):
-            return False
+            if not _lacks(adapter.get(self.title_field)):
+                self._inc("items_title_kept")
+                return
+            adapter[self.title_field] = title
+        except (KeyError, TypeError, AttributeError) as e:
+            self._inc("items_without_title")
+            if type(item) not in self._untitled:
+                self._untitled.add(type(item))
+                logger.info("deboiler: %s items cannot hold %s (%s): declare it to get the page's headline",
+                            type(item).__name__, self.title_field, e)
 
     def _keep_raw(self, item: Any, html: str | bytes, status: dict) -> None:
         """A page the declared encoding could not read keeps its raw HTML,

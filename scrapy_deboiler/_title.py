@@ -97,7 +97,8 @@ def _host_names(url: str) -> list[str]:
         host = urlsplit(url).hostname or ""
     except ValueError:
         host = ""
-    labels = [x for x in host.split(".") if x and x != "www"]
+    labels = [_key(x) for x in host.split(".") if x and x != "www"]
+    labels = [x for x in labels if x]
     keys = []
     if labels:
         keys.append("".join(labels))
