@@ -68,9 +68,16 @@ def test_og_title_when_the_page_has_no_h1():
     ("Rivers rise in spring – examplenews.com", "https://examplenews.com/a"),
     ("Rivers rise in spring [ExampleNews]", "https://examplenews.com/a"),
     ("ExampleNews · Rivers rise in spring", "https://examplenews.com/a"),
+    ("Example News » Blog » Rivers rise in spring", "https://examplenews.com/a"),  # the headline last
+    ("Rivers rise in spring | Floods | Example News", "https://examplenews.com/a"),  # the headline first
 ])
 def test_the_site_name_is_cut_from_the_title(title, url):
     assert page(f"<title>{title}</title>", url=url) == "Rivers rise in spring"
+
+
+def test_an_h1_copying_the_whole_title_loses_the_site_name():
+    head = "<title>Rivers rise in spring | Example News</title>"
+    assert page(head, "<h1>Rivers rise in spring | Example News</h1>") == "Rivers rise in spring"
 
 
 def test_a_title_with_separators_of_its_own_keeps_its_hyphens():
