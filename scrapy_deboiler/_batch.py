@@ -77,6 +77,11 @@ class BatchOptions:
     mode: str = "content"
     #: Content mode: put the comments it leaves out in this field.
     comments_field: str | None = None
+    #: The page's headline goes in this field (a record holding one keeps it).
+    title_field: str = "clean_title"
+    #: Passed on to content mode's ``select_content``; boilerplate mode
+    #: ignores it.
+    body_only: bool = False
     #: Per-page caps; larger pages and non-HTML bodies are skipped.
     limits: Limits = DEFAULT_LIMITS
     #: Bytes the run may keep in memory between its passes (parsed pages,
@@ -142,6 +147,11 @@ def _page_input(record: Any, options: BatchOptions) -> tuple[str, str | bytes, s
     return url, html, None
 
 
+def _lacks(value: Any) -> bool:
+    """A record lacks a field that is missing, None or empty (as the crawl's items do)."""
+    return value is None or value == ""
+
+
 def _output_fields(record: dict, options: BatchOptions) -> dict:
     """The input's fields but the HTML (and an archive record's charset)."""
     archive = isinstance(record.get(options.html_field), bytes)
@@ -152,7 +162,7 @@ def _output_fields(record: dict, options: BatchOptions) -> dict:
 def clean_record(record: Any, options: BatchOptions, state: SiteState | Callable[[str], SiteState],
                  page: Page | None = None, html_chars: int | None = None) -> dict:
     """One output record: the input's fields but HTML, plus clean_text,
-    clean_html and a ``deboiler`` status. Never raises. ``page`` is the
+    clean_html, clean_title and a ``deboiler`` status. Never raises. ``page`` is the
     record's page parsed already (its record's HTML emptied: ``html_chars``
     is its size)."""
     got = _page_input(record, options)
@@ -168,7 +178,8 @@ def clean_record(record: Any, options: BatchOptions, state: SiteState | Callable
     try:
         if page is None:
             page = Page(html, url, encoding, scheme=options.params.scheme, limits=options.limits)
-        result = clean_page(page, state.model, mode=options.mode, markdown=options.markdown)
+        result = clean_page(page, state.model, mode=options.mode, markdown=options.markdown,
+                            body_only=options.body_only)
     except Exception as e:  # a bug must cost one record, not the run
         logger.exception("cleaning %s failed", url)
         out["deboiler"] = {"status": "error", "reason": f"{type(e).__name__}: {e}"}
@@ -196,6 +207,8 @@ def clean_record(record: Any, options: BatchOptions, state: SiteState | Callable
         out["clean_markdown"] = result.markdown
     if options.comments_field:
         out[options.comments_field] = result.comments
+    if _lacks(out.get(options.title_field)):  # never over the record's own
+        out[options.title_field] = result.title
     out["deboiler"] = status
     return out
 

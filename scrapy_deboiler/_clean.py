@@ -16,6 +16,7 @@ from ._model import FitParams, SiteModel
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import drop as _drop
 from ._text import layout_table, tree_text
+from ._title import page_title
 
 try:
     from . import _speedups
@@ -97,6 +98,8 @@ class CleanResult:
     removed_blocks: list[tuple[str, str]] = field(default_factory=list)
     #: With ``markdown``: what was kept, as CommonMark (``_markdown``).
     markdown: str = ""
+    #: The page's headline (``_title.page_title``), "" if it states none.
+    title: str = ""
 
 
 MODES = ("boilerplate", "content")
@@ -263,15 +266,17 @@ def boilerplate_of(page: Page, model: SiteModel | None, content: bool = False,
 
 def clean_page(
     page: Page, model: SiteModel | None, *, want_html: bool = True, mode: str = "boilerplate",
-    explain: bool = False, markdown: bool = False,
+    explain: bool = False, markdown: bool = False, body_only: bool = False,
 ) -> CleanResult:
     """Remove the model's boilerplate subtrees from ``page``; keep the rest
     exactly (attributes, tails, order). With no model nothing is removed.
 
     ``mode="content"`` then keeps only the main content's text blocks
-    (``_content``), with or without a model; its HTML holds those blocks.
-    ``markdown`` also renders what is kept as Markdown, with the page's
-    own structure (links, lists, tables ...).
+    (``_content``), with or without a model; its HTML holds those blocks;
+    ``body_only`` is passed on to ``select_content`` (boilerplate mode
+    takes it and ignores it). ``markdown`` also renders what is kept as
+    Markdown, with the page's own structure (links, lists, tables ...).
+    Either mode gives the page's headline (``CleanResult.title``).
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -297,6 +302,10 @@ def clean_page(
     else:
         dropped, near = boilerplate_of(page, model, content)
     removed = len(found) if addresses is not None else len(dropped)
+    # Before anything is cut. The template's <h1> is the site's name, which
+    # its <title> repeats ("Traits - The Rust Programming Language").
+    template = {signed.element(i) for i in found} if addresses is not None else set(dropped)
+    title = page_title(page.root, page.url, skip=template)
     blocks: list[tuple[str, str]] = []
     if explain and model is not None:  # for reports: which subtrees, by signature
         signed = page.signed
@@ -307,13 +316,13 @@ def clean_page(
     if mode == "content":
         # The block walk skips boilerplate subtrees itself: no tree surgery.
         kept: list | None = [] if markdown else None
-        text, html, comments = select_content(page.root, skip=set(dropped), near=near, kept_out=kept,
-                                               single=model is None)
+        text, html, comments = select_content(page.root, skip=template, near=near, kept_out=kept,
+                                               single=model is None, body_only=body_only)
         md = ""
         if kept is not None:
             md = tree_markdown(content_tree(page.root, set(kept), set(dropped), _is_hidden))
         return CleanResult(text, html if want_html else "", removed, list(page.notes), comments,
-                           removed_blocks=blocks, markdown=md)
+                           removed_blocks=blocks, markdown=md, title=title)
     root = page.root
 
     def render() -> tuple[str, str, str]:
@@ -334,7 +343,7 @@ def clean_page(
             page._cleaned = "cut"
         written = render()
     text, html, md = written
-    return CleanResult(text, html, removed, list(page.notes), removed_blocks=blocks, markdown=md)
+    return CleanResult(text, html, removed, list(page.notes), removed_blocks=blocks, markdown=md, title=title)
 
 
 def fit_and_clean(

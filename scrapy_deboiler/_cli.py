@@ -64,6 +64,12 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="boilerplate: remove what the site's pages share; content: keep only "
                         "the main content (default: %(default)s)")
     p.add_argument("--comments-field", help="content mode: keep the comments it leaves out in this field")
+    p.add_argument("--title-field", default="clean_title",
+                   help="write the page's headline in this field; a record that has it keeps its own "
+                        "(default: %(default)s)")
+    p.add_argument("--body-only", action="store_true",
+                   help="content mode: passed on to the content selection (boilerplate mode accepts it "
+                        "and ignores it)")
     p.add_argument("--max-page-bytes", type=_at_least(1), default=DEFAULT_LIMITS.max_bytes,
                    help="skip longer pages (default: %(default)s)")
     p.add_argument("--max-page-elements", type=_at_least(1), default=DEFAULT_LIMITS.max_elements,
@@ -140,7 +146,11 @@ def _redis(args: argparse.Namespace) -> int:
 
 def _options(args: argparse.Namespace) -> BatchOptions:
     written = {"clean_text", "clean_html", "deboiler", "clean_markdown", args.url_field, args.html_field}
-    if args.comments_field in written:
+    if args.title_field != args.title_field.strip() or not args.title_field:
+        raise ValueError(f"--title-field {args.title_field!r}: expected a field name (without surrounding spaces)")
+    if args.title_field in written:
+        raise ValueError(f"--title-field {args.title_field!r} is a field the output already has")
+    if args.comments_field in written | {args.title_field}:
         raise ValueError(f"--comments-field {args.comments_field!r} is a field the output already has")
     return BatchOptions(
         url_field=args.url_field,
@@ -152,6 +162,8 @@ def _options(args: argparse.Namespace) -> BatchOptions:
         params=FitParams(iou_guard=args.iou_guard, min_support=args.min_support),
         mode=args.mode,
         comments_field=args.comments_field,
+        title_field=args.title_field,
+        body_only=args.body_only,
         limits=Limits(max_bytes=args.max_page_bytes, max_elements=args.max_page_elements),
         max_memory=args.max_memory * 1024 * 1024,
         progress=not args.no_progress,

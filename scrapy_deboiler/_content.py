@@ -831,7 +831,7 @@ class _TableBlock(Block):
 def select_content(root: etree._Element, model: ContentModel | None = None,
                    skip: set | frozenset = frozenset(),
                    near: set | frozenset = frozenset(), kept_out: list | None = None,
-                   single: bool = False) -> tuple[str, str, str]:
+                   single: bool = False, body_only: bool = False) -> tuple[str, str, str]:
     """(text, html, comments) of the blocks the model keeps, in document
     order, leaving out the subtrees in ``skip``; ``single`` as in
     ``judge_blocks``. ``comments``: the blocks

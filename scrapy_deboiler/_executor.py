@@ -46,7 +46,7 @@ from ._clean import CleanResult
 from ._limits import Skip
 from ._model import FitParams, SiteModel
 from ._store import model_from_json, model_to_json
-from ._worker import (_KEEP_MODELS, _PIPE_BYTES, _SHUTDOWN_SIGNALS, _blob, _PageCache, _text,
+from ._worker import (_KEEP_MODELS, _PIPE_BYTES, _RESULT_BLOBS, _SHUTDOWN_SIGNALS, _blob, _PageCache, _text,
                       decode_frame, encode_frame)
 
 __all__ = ["ProcessCleaner", "WorkerError", "WorkersGone"]
@@ -353,14 +353,14 @@ class ProcessCleaner:
 
     def clean(self, html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
               params: FitParams, learn: bool, mode: str, explain: bool = False, markdown: bool = False,
-              ref: str | None = None, urgent: bool = False) -> Deferred:
+              body_only: bool = False, ref: str | None = None, urgent: bool = False) -> Deferred:
         """A Deferred of (CleanResult, signatures or None). ``ref``: the
         page was ``sign``-ed under that name (a worker that kept it parsed
         cleans it without the HTML); ``urgent``: before other cleans."""
         pages = [(url, html, encoding)]
         raw, enc = _pages_kinds(pages)
         header = {"kind": "clean", "params": self._params_doc(params), "learn": learn, "mode": mode,
-                  "explain": explain, "markdown": markdown, "raw": raw, "enc": enc}
+                  "explain": explain, "markdown": markdown, "body_only": body_only, "raw": raw, "enc": enc}
         return self._submit(_Task("clean", header, pages, Deferred(), model, ref=ref, urgent=urgent))
 
     def sign(self, ref: str, html: str | bytes, url: str, encoding: str | None, params: FitParams) -> Deferred:
@@ -373,10 +373,10 @@ class ProcessCleaner:
         return self._submit(_Task("sign", header, pages, Deferred(), ref=ref, urgent=True))
 
     def fit(self, pages: list[tuple[str, str | bytes, str | None]], params: FitParams, mode: str,
-            explain: bool = False, markdown: bool = False) -> Deferred:
+            explain: bool = False, markdown: bool = False, body_only: bool = False) -> Deferred:
         raw, enc = _pages_kinds(pages)
         header = {"kind": "fit", "params": self._params_doc(params), "mode": mode, "explain": explain,
-                  "markdown": markdown, "raw": raw, "enc": enc}
+                  "markdown": markdown, "body_only": body_only, "raw": raw, "enc": enc}
         return self._submit(_Task("fit", header, pages, Deferred(), urgent=True))
 
     def _params_doc(self, params: FitParams) -> dict:
@@ -576,7 +576,8 @@ def _value(task: _Task, head: dict, blobs: list[memoryview]) -> Any:
     if task.kind == "sign":
         return frozenset(head["sigs"])
     model = model_from_json(head["model"])[1]
-    return model, [_result(h, blobs[4 * n:4 * n + 4]) for n, h in enumerate(head["results"])]
+    n = _RESULT_BLOBS
+    return model, [_result(h, blobs[n * i:n * (i + 1)]) for i, h in enumerate(head["results"])]
 
 
 def _result(head: dict, blobs: list[memoryview]) -> CleanResult:
@@ -584,4 +585,4 @@ def _result(head: dict, blobs: list[memoryview]) -> CleanResult:
     return CleanResult(
         text=_text(blobs[0]), html=_text(blobs[1]), removed=head["removed"], notes=list(head["notes"]),
         comments=_text(blobs[2]), skipped=Skip(*skipped) if skipped else None,
-        removed_blocks=[tuple(b) for b in head["blocks"]], markdown=_text(blobs[3]))
+        removed_blocks=[tuple(b) for b in head["blocks"]], markdown=_text(blobs[3]), title=_text(blobs[4]))

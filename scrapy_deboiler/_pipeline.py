@@ -32,7 +32,7 @@ from ._executor import ProcessCleaner, WorkerError, WorkersGone
 from ._engine import crawl_state, flush_feeds, scraper_busy
 from ._holding import Hold, HoldingPolicy
 from ._limits import Limits, Skip, check_page
-from ._middleware import response_url
+from ._middleware import _lacks, response_url
 from ._model import FIT_MIN_PAGES, FitParams, SiteModel
 from ._report import SiteReport, write_report
 from ._settings import DEFAULTS, enabled, read_settings
@@ -140,21 +140,23 @@ class _Site:
 
 def _clean_one(html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
                params: FitParams, learn: bool, mode: str, explain: bool = False, markdown: bool = False,
-               ) -> tuple[CleanResult, frozenset[str] | None]:
+               body_only: bool = False) -> tuple[CleanResult, frozenset[str] | None]:
     """One page of a site with a model (or none, in content mode); with
     ``learn`` also its signatures. Pages reach it checked against the
     limits already (``_process``). Runs in the pipeline's threads."""
     return _clean_parsed(Page(html, url, encoding, params.scheme, limits=None), model, params, learn,
-                         mode, explain, markdown)
+                         mode, explain, markdown, body_only)
 
 
 def _fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParams,
-              mode: str, explain: bool = False, markdown: bool = False) -> tuple[SiteModel, list[CleanResult]]:
+              mode: str, explain: bool = False, markdown: bool = False,
+              body_only: bool = False) -> tuple[SiteModel, list[CleanResult]]:
     """Runs in a worker thread: fit a site's model and clean its pages,
     parsing each page once (checked against the limits already)."""
     parsed = [Page(html, url, enc, params.scheme, limits=None) for url, html, enc in pages]
     model = SiteModel.fit(parsed, params)
-    return model, [clean_page(p, model, mode=mode, explain=explain, markdown=markdown) for p in parsed]
+    return model, [clean_page(p, model, mode=mode, explain=explain, markdown=markdown, body_only=body_only)
+                   for p in parsed]
 
 
 def _data_path(path: str) -> str:
@@ -181,10 +183,11 @@ def _sign_page(html: str | bytes, url: str, encoding: str | None, params: FitPar
 
 
 def _clean_parsed(page: Page, model: SiteModel | None, params: FitParams, learn: bool, mode: str,
-                  explain: bool = False, markdown: bool = False) -> tuple[CleanResult, frozenset[str] | None]:
+                  explain: bool = False, markdown: bool = False,
+                  body_only: bool = False) -> tuple[CleanResult, frozenset[str] | None]:
     """``_clean_one`` for a page parsed already (``_sign_page``)."""
     sigs = page.signatures if learn else None
-    return clean_page(page, model, mode=mode, explain=explain, markdown=markdown), sigs
+    return clean_page(page, model, mode=mode, explain=explain, markdown=markdown, body_only=body_only), sigs
 
 
 def _is_redis_error(e: BaseException) -> bool:
@@ -233,6 +236,8 @@ class DeboilerPipeline:
         self.clean_html_field = cfg.clean_html_field
         self.status_field = cfg.status_field
         self.comments_field = cfg.comments_field
+        self.title_field = cfg.title_field
+        self.body_only = cfg.body_only
         self.keep_html = cfg.keep_html
         self.mode = cfg.mode
         if self.mode == "content":
@@ -292,6 +297,7 @@ class DeboilerPipeline:
         self._pool_trigger: Any = None
         self._unwritable: set[type] = set()
         self._save_failures: set[tuple[str, str]] = set()  # (site, cause) warned of
+        self._untitled: set[type] = set()
         self._warned_no_html = False
         self._warned_min_pages = False
         self._site_lines = 0
@@ -677,7 +683,8 @@ class DeboilerPipeline:
         site.inflight += 1
         model = site.model
         want_sigs = sign if model is None else (self.learn or model.provisional) and not fitted_on
-        args = (html, url, encoding, model, self.params, want_sigs, self.mode, self.explain, self.markdown)
+        args = (html, url, encoding, model, self.params, want_sigs, self.mode, self.explain, self.markdown,
+                self.body_only)
         if parsed is not None and (self._cleaner is None or self._cleaner.broken is not None):
             job = self._in_pool(_clean_parsed, parsed, *args[3:])
         elif kept:
@@ -833,11 +840,31 @@ class DeboilerPipeline:
         lossy = not _LOSSY.isdisjoint(all_notes)
         if not self._write(item, fields, keep_raw=lossy):
             return item
+        self._write_title(item, result.title)
         if lossy and not self.keep_html:
             self._keep_raw(item, html, status)
         self._inc("items_cleaned" if model else f"items_{alone}")
         self._inc("bytes_out", len(result.html))
         return item
+
+    def _write_title(self, item: Any, title: str) -> None:
+        """The page's headline, unless the item holds a title of its own
+        (not missing, None or empty: many spiders yield their own, and
+        DEBOILER_TITLE_FIELD may name it), which stays. An item class that
+        cannot take the field gets the other fields as before, with one
+        INFO line: nobody asked for this field, so no warning."""
+        adapter = ItemAdapter(item)
+        try:
+            if not _lacks(adapter.get(self.title_field)):
+                self._inc("items_title_kept")
+                return
+            adapter[self.title_field] = title
+        except (KeyError, TypeError, AttributeError) as e:
+            self._inc("items_without_title")
+            if type(item) not in self._untitled:
+                self._untitled.add(type(item))
+                logger.info("deboiler: %s items cannot hold %s (%s): declare it to get the page's headline",
+                            type(item).__name__, self.title_field, e)
 
     def _keep_raw(self, item: Any, html: str | bytes, status: dict) -> None:
         """A page the declared encoding could not read keeps its raw HTML,
@@ -1127,7 +1154,7 @@ class DeboilerPipeline:
         self.busy += 1
         started = time.perf_counter()
         d = self._fitting([(p.url, p.html, p.encoding) for p in pages], self.params,
-                          self.mode, self.explain, self.markdown)
+                          self.mode, self.explain, self.markdown, self.body_only)
 
         def done(result: tuple[SiteModel, list[CleanResult]]) -> None:
             model, results = result

@@ -68,6 +68,7 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_TEXT_FIELD": "clean_text",
     "DEBOILER_CLEAN_HTML_FIELD": "clean_html",
     "DEBOILER_STATUS_FIELD": "deboiler",
+    "DEBOILER_TITLE_FIELD": "clean_title",
     "DEBOILER_KEEP_HTML": False,
     "DEBOILER_SIGNATURES_DIR": "deboiler",
     "DEBOILER_STORE": "scrapy_deboiler.SignatureStore",
@@ -81,6 +82,7 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_MARKDOWN_FIELD": "clean_markdown",
     "DEBOILER_MODE": "content",
     "DEBOILER_COMMENTS_FIELD": None,
+    "DEBOILER_BODY_ONLY": False,
     "DEBOILER_MAX_PAGE_BYTES": Limits.max_bytes,
     "DEBOILER_MAX_PAGE_ELEMENTS": Limits.max_elements,
     "DEBOILER_MAX_HELD_BYTES": 128 * 1024 * 1024,
@@ -132,6 +134,8 @@ class DeboilerSettings:
     report: str | None
     report_views: int
     report_view_sites: int
+    title_field: str = "clean_title"
+    body_only: bool = False
     redis_url: str | None = None
     redis_prefix: str = "deboiler"
     redis_pool_wait: float = 5.0
@@ -334,13 +338,13 @@ def _read_settings(settings: Any, where: Callable[[str], str], check_paths: bool
 
     fields = {n: _field(n, raw(n)) for n in (
         "DEBOILER_URL_FIELD", "DEBOILER_HTML_FIELD", "DEBOILER_TEXT_FIELD",
-        "DEBOILER_CLEAN_HTML_FIELD", "DEBOILER_STATUS_FIELD")}
+        "DEBOILER_CLEAN_HTML_FIELD", "DEBOILER_STATUS_FIELD", "DEBOILER_TITLE_FIELD")}
     fields["DEBOILER_ENCODING_FIELD"] = _field("DEBOILER_ENCODING_FIELD", raw("DEBOILER_ENCODING_FIELD"), True)
     fields["DEBOILER_COMMENTS_FIELD"] = _field("DEBOILER_COMMENTS_FIELD", raw("DEBOILER_COMMENTS_FIELD"), True)
     fields["DEBOILER_MARKDOWN_FIELD"] = _field("DEBOILER_MARKDOWN_FIELD", raw("DEBOILER_MARKDOWN_FIELD"))
     # Fields the pipeline writes must not overwrite each other or its input.
     written = ("DEBOILER_TEXT_FIELD", "DEBOILER_CLEAN_HTML_FIELD", "DEBOILER_STATUS_FIELD",
-               "DEBOILER_COMMENTS_FIELD", "DEBOILER_MARKDOWN_FIELD")
+               "DEBOILER_COMMENTS_FIELD", "DEBOILER_MARKDOWN_FIELD", "DEBOILER_TITLE_FIELD")
     for a in written:
         for b in (*written, "DEBOILER_URL_FIELD", "DEBOILER_HTML_FIELD", "DEBOILER_ENCODING_FIELD"):
             if a != b and fields[a] is not None and fields[a] == fields[b]:
@@ -374,6 +378,8 @@ def _read_settings(settings: Any, where: Callable[[str], str], check_paths: bool
         markdown_field=fields["DEBOILER_MARKDOWN_FIELD"],
         mode=_choice("DEBOILER_MODE", raw("DEBOILER_MODE"), ("boilerplate", "content")),
         comments_field=fields["DEBOILER_COMMENTS_FIELD"],
+        title_field=fields["DEBOILER_TITLE_FIELD"],
+        body_only=_bool("DEBOILER_BODY_ONLY", raw("DEBOILER_BODY_ONLY")),
         max_page_bytes=_int("DEBOILER_MAX_PAGE_BYTES", raw("DEBOILER_MAX_PAGE_BYTES"), 1),
         max_page_elements=_int("DEBOILER_MAX_PAGE_ELEMENTS", raw("DEBOILER_MAX_PAGE_ELEMENTS"), 1),
         max_held_bytes=_int("DEBOILER_MAX_HELD_BYTES", raw("DEBOILER_MAX_HELD_BYTES"), 0),

@@ -72,11 +72,16 @@ def decode_frame(buf: bytearray | bytes, at: int) -> tuple[dict[str, Any], list[
     return header, blobs, end
 
 
+#: Blobs a result carries: text, html, comments, markdown, title.
+_RESULT_BLOBS = 5
+
+
 def _result_frame(i: int, result: CleanResult, sigs: frozenset[str] | None) -> tuple[dict, list[bytes]]:
     skipped = [result.skipped.kind, result.skipped.reason] if result.skipped is not None else None
     return ({"i": i, "removed": result.removed, "notes": result.notes, "skipped": skipped,
              "blocks": result.removed_blocks, "sigs": sorted(sigs) if sigs is not None else None},
-            [_blob(result.text), _blob(result.html), _blob(result.comments), _blob(result.markdown)])
+            [_blob(result.text), _blob(result.html), _blob(result.comments), _blob(result.markdown),
+             _blob(result.title)])
 
 
 def _page_args(head: dict, blobs: list[memoryview], at: int) -> tuple[str | bytes, str, str | None]:
@@ -169,7 +174,8 @@ class _WorkerState:
                 sigs = sorted(page.signatures)
                 self.pages.keep(ref, page, head["size"], head["cap"])
                 return encode_frame({"i": i, "sigs": sigs}, [])
-            opts = {"mode": head["mode"], "explain": head["explain"], "markdown": head["markdown"]}
+            opts = {"mode": head["mode"], "explain": head["explain"], "markdown": head["markdown"],
+                    "body_only": head["body_only"]}
             if head["kind"] == "clean":
                 model = self.model(head)
                 page = self.pages.pop(head["ref"]) if head.get("ref") is not None else None

@@ -25,8 +25,8 @@ def pages(n, paragraphs=5, site="alpha"):
 
 
 def same(a, b):
-    assert (a.text, a.html, a.removed, a.notes, a.comments, a.skipped, a.markdown) == (
-        b.text, b.html, b.removed, b.notes, b.comments, b.skipped, b.markdown)
+    assert (a.text, a.html, a.removed, a.notes, a.comments, a.skipped, a.markdown, a.title) == (
+        b.text, b.html, b.removed, b.notes, b.comments, b.skipped, b.markdown, b.title)
 
 
 @pytest.fixture

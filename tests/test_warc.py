@@ -70,7 +70,7 @@ def test_every_html_page_of_a_wget_warc_is_one_record_cleaned_as_from_json_lines
     assert counts["not_html"] == sum(f.suffix in (".txt", ".css", ".png") for f in saved) >= len(SITES) + 2
     assert counts["not_response"] > 0  # warcinfo, requests, wget's own log
     for o in out:
-        assert set(o) == {"warc_record_id", "url", "warc_date", "clean_text", "clean_html", "deboiler"}
+        assert set(o) == {"warc_record_id", "url", "warc_date", "clean_text", "clean_html", "clean_title", "deboiler"}
         assert o["warc_record_id"].startswith("<urn:uuid:") and re.match(r"\d{4}-\d\d-\d\dT", o["warc_date"])
         assert o["deboiler"]["status"] == "cleaned"
     # The same pages as JSON Lines (decoded text, as a crawl would store
@@ -81,6 +81,7 @@ def test_every_html_page_of_a_wget_warc_is_one_record_cleaned_as_from_json_lines
     by_url = {o["url"]: o for o in read(tmp_path / "jsonl.jsonl")}
     for o in out:
         assert o["clean_text"] == by_url[o["url"]]["clean_text"] and o["clean_text"]
+        assert o["clean_title"] == by_url[o["url"]]["clean_title"] and o["clean_title"]
         assert o["deboiler"] == by_url[o["url"]]["deboiler"]
 
 
