@@ -1398,7 +1398,9 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
     if raw is None:
         return None
     cdef Py_ssize_t n_raw = len(raw), n = 0, k, j, i, start, words, digits, total = 0
-    cdef Py_ssize_t base = 27 + n_tags + n_hints, width = base + 10, biggest = 0, second = -1, third = -1
+    # A row: 27 columns, the tags', the hints', 10 more of the block's own,
+    # then _content.PAGE_COLUMNS (10) of its page and run.
+    cdef Py_ssize_t base = 27 + n_tags + n_hints, width = base + 20, biggest = 0, second = -1, third = -1
     cdef Py_ssize_t head = -1, commas, stops, tokens, token_chars, cased, upper
     cdef Py_UCS4 before
     cdef dict siblings = {}, same_tag = {}
@@ -1662,6 +1664,7 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
             row[base + 8] = log1p(<double>st[k].siblings)
             row[base + 9] = st[k].same_tag / <double>st[k].siblings
             row += width
+        _page_columns(st, n, blocks, X.data.as_doubles, width, base + 10, total)
         return blocks, X
     finally:
         free(st)
@@ -1670,6 +1673,61 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
         free(toks.slots)
         free(title_h)
         free(scratch.data)
+
+
+cdef void _page_columns(Stat* st, Py_ssize_t n, list blocks, double* X, Py_ssize_t width, Py_ssize_t at,
+                       Py_ssize_t total) except *:
+    """_content.page_columns into columns ``at``.. of each row: the page's
+    blocks, link density, largest block's and prose blocks' share of its
+    words, share of list items, words; the block's run (its place, index 7
+    of ``blocks``' entries): blocks, share of words, link density, largest."""
+    cdef Py_ssize_t k, chars = 0, links = 0, prose = 0, lists = 0, max_words = 0, top_words = -1
+    cdef dict runs = {}
+    cdef list run
+    cdef object top = None, key
+    cdef double* row
+    cdef double page_ld, big, prose_share, list_share, log_n, log_total
+    for k in range(n):
+        chars += st[k].chars
+        links += st[k].links
+        if st[k].words >= 30:
+            prose += st[k].words
+        if st[k].words > max_words:
+            max_words = st[k].words
+        if strcmp(<const char*>st[k].node.name, "li") == 0:
+            lists += 1
+        key = (<tuple>blocks[k])[7]
+        run = runs.get(key)
+        if run is None:
+            run = runs[key] = [0, 0, 0, 0]
+        run[0] += 1
+        run[1] += st[k].words
+        run[2] += st[k].links
+        run[3] += st[k].chars
+    for key, run in runs.items():  # the first of the largest, in page order
+        if top is None or <Py_ssize_t>run[1] > top_words:
+            top = key
+            top_words = run[1]
+    log_n = log1p(<double>n)
+    page_ld = links / <double>max(1, chars)
+    big = max_words / <double>total
+    prose_share = prose / <double>total
+    list_share = lists / <double>n
+    log_total = log1p(<double>total)
+    for k in range(n):
+        row = X + k * width + at
+        key = (<tuple>blocks[k])[7]
+        run = runs[key]
+        row[0] = log_n
+        row[1] = page_ld
+        row[2] = big
+        row[3] = prose_share
+        row[4] = list_share
+        row[5] = log_total
+        row[6] = log1p(<double>(<Py_ssize_t>run[0]))
+        row[7] = (<Py_ssize_t>run[1]) / <double>total
+        row[8] = (<Py_ssize_t>run[2]) / <double>max(1, <Py_ssize_t>run[3])
+        row[9] = 1.0 if key == top else 0.0
 
 
 def score_table(const double[::1] X, Py_ssize_t width, const int[::1] feature, const double[::1] threshold,

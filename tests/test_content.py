@@ -257,3 +257,49 @@ def test_a_data_table_in_the_article_is_kept_whole():
         assert lines[start + 1:start + 9] == [f"R2-{r} 2{100 + 7 * r} 2{r}.{r}%" for r in range(8)]
         assert "| Code 2 | Count 2 | Share 2 |\n|---|---|---|\n| R2-0 | 2100 | 20.0% |" in result.markdown
         assert "Topic number" not in result.text
+
+
+BYLINED = (
+    "<html><head><title>Harbour reopens after repairs | Town News</title></head><body>"
+    "<nav class='menu'><a href='/'>Home</a> <a href='/a'>About</a></nav><article>"
+    "<h1>Harbour reopens after repairs</h1><div class='byline'>By Ann Lee, 3 May 2024</div>"
+    "<figure><img src='/h.jpg' alt=''><figcaption>The harbour on Monday morning.</figcaption></figure>"
+    + ARTICLE + "</article></body></html>"
+)
+
+
+def test_body_only_leaves_out_the_headline_byline_and_captions():
+    """clean_text keeps the headline (most datasets' gold starts with it);
+    body_only gives the body as Scrapinghub's articleBody and WCXB's
+    main_content define it."""
+    text, _, _ = _content.select_content(_page(BYLINED).root)
+    body, _, _ = _content.select_content(_page(BYLINED).root, body_only=True)
+    assert text.startswith("Harbour reopens after repairs\n")
+    for line in ("Harbour reopens after repairs", "By Ann Lee", "The harbour on Monday"):
+        assert line not in body
+    assert body.splitlines() == [line for line in text.splitlines() if line.startswith("Paragraph")]
+    # The byline is told by its class, not its words: the same line as a
+    # paragraph of the body stays.
+    plain = BYLINED.replace("<div class='byline'>", "<div>")
+    assert "By Ann Lee" in _content.select_content(_page(plain).root, body_only=True)[0]
+
+
+def test_a_page_of_short_entries_keeps_its_entries():
+    """A listing (no prose: each entry a linked title and a line) keeps
+    every entry, where the same lines beside an article are teasers."""
+    entries = "".join(
+        f"<li class='entry'><h3><a href='/e{i}'>Entry {i}: the {_WORDS[i % 12]} report</a></h3>"
+        f"<p>Filed under {_WORDS[(i + 3) % 12]}, {i + 2} pages, updated weekly.</p></li>" for i in range(10))
+    page = ("<html><head><title>Reports | Town Hall</title></head><body>"
+            "<nav class='menu'><a href='/'>Home</a> <a href='/a'>About</a> <a href='/c'>Contact</a></nav>"
+            f"<main><h1>Reports</h1><ul class='entries'>{entries}</ul></main>"
+            "<footer>Town Hall, 1 Main Street. All rights reserved.</footer></body></html>")
+    words = [b.words for b in _content.visible_blocks(_page(page).root)]
+    assert _content.page_threshold(words, 0.5) == _content.LISTING_THRESHOLD
+    text = clean_page(Page(page, "https://town.example/reports"), None, mode="content").text
+    for i in range(10):
+        assert f"Entry {i}: the" in text and f"{i + 2} pages, updated weekly" in text
+    # An article's paragraphs of 30+ words hold most of its words: the
+    # model's threshold.
+    article = [b.words for b in _content.visible_blocks(_page(TICKER_PAGE).root)]
+    assert _content.page_threshold(article, 0.5) == 0.5
