@@ -1,0 +1,287 @@
+"""Content mode's ``clean_html``: the kept blocks in the page's own structure.
+
+List items stay in their lists, rows in their tables, links keep their
+targets, emphasis and code stay; nothing is written that the page did not
+have (but ``<html><body>`` around, and ``<head><title>`` when the page has a
+title). The text is exactly the kept blocks' text (``clean_text``): the walk
+gives an element's text to the block that owns it as ``_content.page_blocks``
+does, leaving out boilerplate subtrees, what a browser does not show and
+blocks that were not kept.
+
+Written as a string in one iterative walk over the page's tree (pages nest
+thousands of levels deep), which it does not change: the Page may be
+cleaned again, and Markdown (``_markdown.content_tree``) prunes the same
+tree afterwards. Only the kept blocks, their ancestors and those ancestors'
+children are visited.
+"""
+
+from __future__ import annotations
+
+import re
+from html import escape
+from urllib.parse import urljoin, urlsplit
+
+from lxml import etree
+
+from ._text import BLOCK_TAGS, SKIP_TAGS
+
+__all__ = ["ATTRIBUTES", "INLINE_TAGS", "WRAPPER_TAGS", "content_html"]
+
+#: Text-level elements written inside kept content (others, such as
+#: ``span`` or ``font``, give their text without their tag). Table cells
+#: are text of their row's block.
+INLINE_TAGS = frozenset(
+    "a abbr b bdi bdo big br cite code data del dfn em i img ins kbd mark q s samp small strike "
+    "strong sub sup td th time tt u var wbr".split()
+)
+#: Elements without text of their own written around kept blocks: what
+#: gives the blocks their meaning (an item in its list, a row in its table,
+#: a paragraph in its quote or list item, a caption in its figure). Generic
+#: containers (``div``, ``section``, ``article``, ``main`` ...) are left out.
+WRAPPER_TAGS = INLINE_TAGS | frozenset(
+    "ul ol menu dir li dl dt dd table caption thead tbody tfoot tr blockquote figure figcaption "
+    "pre p h1 h2 h3 h4 h5 h6 details".split()
+)
+#: Kept blocks are written with their own tag, except these: ``html`` and
+#: ``body`` are the output's own, and a browser drops ``frameset`` inside a
+#: body.
+_UNWRITTEN = frozenset(("html", "body", "frameset"))
+_VOID = frozenset(("br", "wbr", "img"))
+#: Inline elements dropped when they hold no text nor image (an empty
+#: ``<a href>`` or ``<b></b>``); cells stay, or the columns would shift.
+_DROP_EMPTY = INLINE_TAGS - _VOID - {"td", "th"}
+#: Closed ``details`` and ``dialog`` hide their content in a browser: the
+#: kept text inside is shown.
+_OPENED = frozenset(("details", "dialog"))
+#: Attributes written; True: a URL (made absolute). ``class`` and ``style``
+#: are the page's styling, which the clean page does not have (a framework
+#: class such as ``hidden`` or a ``display: none`` would hide kept text
+#: where the page's CSS is loaded); ``on*`` handlers are scripts, and
+#: clean_html must be safe to open; ``id`` could clash with the
+#: embedding page's.
+ATTRIBUTES = {
+    "href": True, "src": True, "cite": True,
+    "alt": False, "title": False, "colspan": False, "rowspan": False, "headers": False,
+    "scope": False, "abbr": False, "datetime": False, "lang": False, "dir": False,
+    "start": False, "reversed": False, "type": False, "value": False,
+}
+_UNSAFE_URL = re.compile(r"\s*(javascript|vbscript|data):", re.I)
+_SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:")
+_SPACES = re.compile(r"[ \t\n\r\f]+")  # HTML's white space (not U+00A0)
+_WORD = re.compile(r"\w")
+_SKIPPED = (None, -1, False, False, 0)
+
+
+class _Urls:
+    """Link targets made absolute against the page's URL (and its
+    ``<base href>``). ``urljoin`` costs 10-13 us a call: targets that start
+    with a scheme, ``//``, ``/``, ``?`` or ``#`` are joined by hand, and
+    each target once a page. Without a page URL relative targets stay as
+    they are."""
+
+    def __init__(self, root: etree._Element, url: str) -> None:
+        self.root = root
+        self.url = url
+        self.base: str | None = None
+        self.seen: dict[str, str] = {}
+
+    def _base(self) -> str:
+        base = self.url
+        el = self.root.find("head/base")
+        if el is not None and el.get("href"):
+            href = el.get("href").strip()
+            base = urljoin(base, href) if base else href
+        parts = urlsplit(base)
+        self.origin = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+        self.scheme = parts.scheme
+        self.no_query = base.split("#", 1)[0].split("?", 1)[0]
+        self.no_fragment = base.split("#", 1)[0]
+        self.base = base
+        return base
+
+    def __call__(self, value: str) -> str | None:
+        got = self.seen.get(value)
+        if got is not None:
+            return got
+        href = value.strip()
+        if _UNSAFE_URL.match(href):
+            return None
+        base = self.base if self.base is not None else self._base()
+        if not base or _SCHEME.match(href):
+            got = href
+        elif href.startswith("//"):
+            got = f"{self.scheme}:{href}" if self.scheme else href
+        elif href.startswith("/") and self.origin:
+            got = self.origin + href
+        elif href.startswith("#"):
+            got = self.no_fragment + href
+        elif href.startswith("?"):
+            got = self.no_query + href
+        else:
+            got = urljoin(base, href)
+        self.seen[value] = got
+        return got
+
+
+def _start_tag(el: etree._Element, tag: str, urls: _Urls) -> str | None:
+    """``<tag attr="...">`` with the ``ATTRIBUTES`` ``el`` has; None for a
+    link without a usable target or an image without source or text."""
+    attrs = []
+    for name, value in el.items():
+        url = ATTRIBUTES.get(name)
+        if url is None:
+            continue
+        if url:
+            value = urls(value)
+            if value is None:
+                continue
+        attrs.append(f' {name}="{escape(value)}"')
+    if tag == "a" and not any(a.startswith(" href=") for a in attrs):
+        return None
+    if tag == "img" and not any(a.startswith((" src=", " alt=")) for a in attrs):
+        return None
+    if tag in _OPENED:
+        attrs.append(" open")
+    return f"<{tag}{''.join(attrs)}>"
+
+
+def _hidden_left_out(kept: list[etree._Element], skip: set | frozenset, hidden) -> bool:
+    """Whether the kept blocks were read without what a browser hides.
+    ``judge_blocks`` reads hidden elements only when nothing else remains:
+    then every block lies in a hidden element or has no visible word, and
+    otherwise none does. One block (not a ``<pre>``, whose text always
+    holds its hidden parts) tells which."""
+    el = next((e for e in kept if e.tag != "pre"), None)
+    if el is None:
+        return True  # <pre>s only: the same output either way
+    node = el
+    while node is not None:
+        if node.tag not in ("html", "body") and hidden(node):
+            return False
+        node = node.getparent()
+    walker = etree.iterwalk(el, events=("start", "end"))
+    for event, node in walker:
+        if event == "start":
+            if node is el:
+                text = node.text
+            elif (not isinstance(node.tag, str) or node.tag in SKIP_TAGS or node.tag in BLOCK_TAGS
+                  or node in skip or hidden(node)):
+                walker.skip_subtree()
+                continue
+            else:
+                text = node.text
+        elif node is el:
+            continue
+        else:
+            text = node.tail
+        if text and _WORD.search(text):
+            return True
+    return False
+
+
+def content_html(root: etree._Element, kept: list[etree._Element], skip: set | frozenset = frozenset(),
+                 hidden=None, url: str = "") -> str:
+    """The HTML of the ``kept`` block elements (``select_content``'s, in
+    block order) in the structure of ``root``'s tree, leaving out the
+    subtrees in ``skip`` and, inside kept blocks, those ``hidden(el)``
+    hides when the blocks were read without them. Links, image sources and
+    quotes' sources are made absolute against ``url``."""
+    kept_set = set(kept)
+    holds: set = set()
+    for el in kept:
+        parent = el.getparent()
+        while parent is not None and parent not in holds:  # shared ancestors once: no n x depth
+            holds.add(parent)
+            parent = parent.getparent()
+    if hidden is not None and not _hidden_left_out(kept, skip, hidden):
+        hidden = None
+    urls = _Urls(root, url)
+    out: list[str] = []
+    last = 0  # len(out) after the last text or image written
+    # Frames: (end tag or None, owner, raw, shown only, start index).
+    # owner: 1 inside a kept block's own content, 0 not, 2 images only (a
+    # figure's images around its kept caption), -1 a skipped element.
+    # raw: inside a <pre> (white space as it is). shown only: leave out
+    # what a browser hides (not inside a kept <pre>: its text is pre_text's).
+    frames: list[tuple] = [(None, 0, False, False, 0)]
+    walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
+    for event, el in walker:
+        if event == "start":
+            _, owner, raw, shown_only, _ = frames[-1]
+            tag = el.tag
+            if el in kept_set:
+                owner = 1
+                shown_only = hidden is not None and tag != "pre"
+                write = tag in BLOCK_TAGS and tag not in _UNWRITTEN
+            elif el in holds:
+                if tag in BLOCK_TAGS:
+                    owner = 2 if tag == "figure" else 0
+                write = tag in WRAPPER_TAGS
+            elif owner == 1:
+                if ((tag in BLOCK_TAGS and tag != "br") or tag in SKIP_TAGS or el in skip
+                        or (shown_only and hidden(el))):
+                    walker.skip_subtree()
+                    frames.append(_SKIPPED)
+                    continue
+                write = tag in INLINE_TAGS
+            elif owner == 2 and tag in ("img", "a", "picture") and el not in skip and not (
+                    hidden is not None and hidden(el)):
+                write = tag != "picture"
+            else:
+                walker.skip_subtree()
+                frames.append(_SKIPPED)
+                continue
+            start = len(out)
+            end = None
+            if write and isinstance(tag, str):
+                opening = _start_tag(el, tag, urls)
+                if opening is not None:
+                    out.append(opening)
+                    if tag in _VOID:
+                        last = len(out)
+                    else:
+                        end = f"</{tag}>"
+            if tag == "pre":
+                raw = True
+            frames.append((end, owner, raw, shown_only, start))
+            text = el.text
+            if owner == 1 and text:
+                if raw:
+                    out.append(escape(text, False))
+                elif text.isspace():
+                    out.append(" ")
+                    continue
+                else:
+                    out.append(escape(_SPACES.sub(" ", text), False))
+                if not text.isspace():
+                    last = len(out)
+            continue
+        if event == "end":
+            end, _, _, _, start = frames.pop()
+            if end is not None:
+                if last <= start and el.tag in _DROP_EMPTY:  # nothing shown inside
+                    spaced = len(out) > start + 1
+                    del out[start:]
+                    if spaced:
+                        out.append(" ")
+                else:
+                    out.append(end)
+        _, owner, raw, _, _ = frames[-1]
+        text = el.tail
+        if owner == 1 and text:
+            if raw:
+                out.append(escape(text, False))
+            elif text.isspace():
+                out.append(" ")
+                continue
+            else:
+                out.append(escape(_SPACES.sub(" ", text), False))
+            if not text.isspace():
+                last = len(out)
+    head = ""
+    title = root.find("head/title")
+    if title is not None and title.text and title.text.strip():
+        head = f"<head><title>{escape(' '.join(title.text.split()), False)}</title></head>"
+    attrs = "".join(f' {name}="{escape(root.get(name))}"' for name in ("lang", "dir")
+                    if root.tag == "html" and root.get(name))
+    return f"<html{attrs}>{head}<body>{''.join(out)}</body></html>"
