@@ -69,7 +69,29 @@ _UNSAFE_URL = re.compile(r"\s*(javascript|vbscript|data):", re.I)
 _SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:")
 _SPACES = re.compile(r"[ \t\n\r\f]+")  # HTML's white space (not U+00A0)
 _WORD = re.compile(r"\w")
-_SKIPPED = (None, -1, False, False, 0)
+_SKIPPED = (None, -1, False, False, 0, None, 0)
+#: Table parts are written only inside the written part they belong in (a
+#: stray cell, which lxml keeps, is dropped by a browser's parser).
+_TABLE_PARENTS = {"td": ("tr",), "th": ("tr",), "tr": ("table", "thead", "tbody", "tfoot"),
+                  "thead": ("table",), "tbody": ("table",), "tfoot": ("table",), "caption": ("table",)}
+# Elements open around, as bits: a browser's parser closes an open <p>
+# at the start of these (or of another <p>), an open <li> at an <li> and
+# <dt>/<dd> at a <dt> or <dd> (across a <div>), and an <a> at an <a>.
+# Taking out the page's containers can put them so (an <li> in a <div> in
+# an <li>): such an element is not written (its text is).
+_P, _LI, _DD, _A = 1, 2, 4, 8
+_CLOSES_P = frozenset(
+    "address article aside blockquote center details dialog dir div dl fieldset figcaption figure footer "
+    "header hgroup main menu nav ol p section summary ul h1 h2 h3 h4 h5 h6 pre form table hr li dd dt".split())
+#: What a browser's parser takes inside each table part; anything else
+#: (text too) it moves out of the table. A table holding such (the page's
+#: markup, or a container taken out) is not written as a table.
+_TABLE_CHILDREN = {"table": frozenset(("caption", "colgroup", "thead", "tbody", "tfoot", "tr")),
+                   "thead": frozenset(("tr",)), "tbody": frozenset(("tr",)), "tfoot": frozenset(("tr",)),
+                   "tr": frozenset(("td", "th"))}
+_HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+_SCOPE = frozenset(("table", "td", "th", "caption"))  # end the scope of <p> and <a>
+_NOT_SPECIAL = frozenset(("p", "div", "address", "a")) | INLINE_TAGS
 
 
 class _Urls:
@@ -138,7 +160,8 @@ def _start_tag(el: etree._Element, tag: str, urls: _Urls) -> str | None:
         attrs.append(f' {name}="{escape(value)}"')
     if tag == "a" and not any(a.startswith(" href=") for a in attrs):
         return None
-    if tag == "img" and not any(a.startswith((" src=", " alt=")) for a in attrs):
+    if tag == "img" and not any(a.startswith(" src=") or (a.startswith(" alt=") and a != ' alt=""')
+                                for a in attrs):
         return None
     if tag in _OPENED:
         attrs.append(" open")
@@ -179,6 +202,29 @@ def _hidden_left_out(kept: list[etree._Element], skip: set | frozenset, hidden) 
     return False
 
 
+def _broken_tables(kept: list[etree._Element], holds: set) -> set:
+    """Tables that would hold, written, what a browser moves out of them:
+    a kept block or a container of one where the table part it is in
+    takes none (``_TABLE_CHILDREN``), or text or another element beside
+    a kept table part's rows or cells."""
+    broken = set()
+    for el in [*kept, *holds]:
+        parent = el.getparent()
+        inside = _TABLE_CHILDREN.get(parent.tag) if parent is not None else None
+        bad = inside is not None and el.tag not in inside
+        if not bad and el.tag in _TABLE_CHILDREN and el not in holds:  # a kept table part: its own text
+            allowed = _TABLE_CHILDREN[el.tag]
+            bad = bool(el.text and el.text.strip()) or any(
+                c.tag not in allowed or (c.tail and c.tail.strip()) for c in el)
+            parent = el
+        if bad:
+            while parent is not None and parent.tag != "table":
+                parent = parent.getparent()
+            if parent is not None:
+                broken.add(parent)
+    return broken
+
+
 def content_html(root: etree._Element, kept: list[etree._Element], skip: set | frozenset = frozenset(),
                  hidden=None, url: str = "") -> str:
     """The HTML of the ``kept`` block elements (``select_content``'s, in
@@ -193,21 +239,24 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
         while parent is not None and parent not in holds:  # shared ancestors once: no n x depth
             holds.add(parent)
             parent = parent.getparent()
+    broken = _broken_tables(kept, holds)
     if hidden is not None and not _hidden_left_out(kept, skip, hidden):
         hidden = None
     urls = _Urls(root, url)
     out: list[str] = []
     last = 0  # len(out) after the last text or image written
-    # Frames: (end tag or None, owner, raw, shown only, start index).
+    # Frames: (end tag or None, owner, raw, shown only, start index, tag
+    # of the innermost element written around, elements open around as
+    # _P ... bits).
     # owner: 1 inside a kept block's own content, 0 not, 2 images only (a
     # figure's images around its kept caption), -1 a skipped element.
     # raw: inside a <pre> (white space as it is). shown only: leave out
     # what a browser hides (not inside a kept <pre>: its text is pre_text's).
-    frames: list[tuple] = [(None, 0, False, False, 0)]
+    frames: list[tuple] = [(None, 0, False, False, 0, None, 0)]
     walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
     for event, el in walker:
         if event == "start":
-            _, owner, raw, shown_only, _ = frames[-1]
+            _, owner, raw, shown_only, _, around, opened = frames[-1]
             tag = el.tag
             if el in kept_set:
                 owner = 1
@@ -233,7 +282,17 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
                 continue
             start = len(out)
             end = None
-            if write and isinstance(tag, str):
+            if write and opened and (
+                    (opened & _P and tag in _CLOSES_P) or (opened & _LI and tag == "li")
+                    or (opened & _DD and tag in ("dt", "dd")) or (opened & _A and tag == "a")):
+                write = False
+            elif write and tag in _TABLE_PARENTS and around not in _TABLE_PARENTS[tag]:
+                write = False
+            elif write and tag == "table" and el in broken:
+                write = False
+            elif write and tag in _HEADINGS and around in _HEADINGS:
+                write = False
+            if write:
                 opening = _start_tag(el, tag, urls)
                 if opening is not None:
                     out.append(opening)
@@ -241,9 +300,22 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
                         last = len(out)
                     else:
                         end = f"</{tag}>"
+                        around = tag
+                        if tag in _SCOPE:
+                            opened &= ~(_P | _A)
+                        if tag not in _NOT_SPECIAL:
+                            opened &= ~(_LI | _DD)
+                        if tag == "p":
+                            opened |= _P
+                        elif tag == "li":
+                            opened |= _LI
+                        elif tag == "dt" or tag == "dd":
+                            opened |= _DD
+                        elif tag == "a":
+                            opened |= _A
             if tag == "pre":
                 raw = True
-            frames.append((end, owner, raw, shown_only, start))
+            frames.append((end, owner, raw, shown_only, start, around, opened))
             text = el.text
             if owner == 1 and text:
                 if raw:
@@ -257,7 +329,7 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
                     last = len(out)
             continue
         if event == "end":
-            end, _, _, _, start = frames.pop()
+            end, _, _, _, start, _, _ = frames.pop()
             if end is not None:
                 if last <= start and el.tag in _DROP_EMPTY:  # nothing shown inside
                     spaced = len(out) > start + 1
@@ -266,7 +338,7 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
                         out.append(" ")
                 else:
                     out.append(end)
-        _, owner, raw, _, _ = frames[-1]
+        _, owner, raw, _, _, _, _ = frames[-1]
         text = el.tail
         if owner == 1 and text:
             if raw:
