@@ -67,7 +67,7 @@ ATTRIBUTES = {
 }
 _UNSAFE_URL = re.compile(r"\s*(javascript|vbscript|data):", re.I)
 _SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:")
-_SPACES = re.compile(r"[ \t\n\r\f]+")  # HTML's white space (not U+00A0)
+_SPACE = " \t\n\r\f"  # HTML's white space (not U+00A0)
 _WORD = re.compile(r"\w")
 _SKIPPED = (None, -1, False, False, 0, None, 0)
 #: Table parts are written only inside the written part they belong in (a
@@ -145,11 +145,27 @@ class _Urls:
         return got
 
 
-def _start_tag(el: etree._Element, tag: str, urls: _Urls) -> str | None:
-    """``<tag attr="...">`` with the ``ATTRIBUTES`` ``el`` has; None for a
-    link without a usable target or an image without source or text."""
+def _trim(text: str) -> str:
+    """``text`` with white space at either end cut to one space (source
+    indentation). Runs inside are left to the browser: collapsing them
+    with a regular expression cost 0.3 ms a page of 8,000 characters."""
+    if text[0] in _SPACE:
+        text = " " + text.lstrip(_SPACE)
+    if text[-1] in _SPACE:
+        text = text.rstrip(_SPACE) + " "
+    return text
+
+
+#: Start tags of elements without attributes (most of them: 0.1 ms a page).
+_PLAIN = {t: f"<{t}>" for t in WRAPPER_TAGS | BLOCK_TAGS if t not in ("a", "img") and t not in _OPENED}
+
+
+def _start_tag(items: list, tag: str, urls: _Urls) -> str | None:
+    """``<tag attr="...">`` with the ``ATTRIBUTES`` among ``items`` (the
+    element's); None for a link without a usable target or an image
+    without source or text."""
     attrs = []
-    for name, value in el.items():
+    for name, value in items:
         url = ATTRIBUTES.get(name)
         if url is None:
             continue
@@ -258,6 +274,7 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
         if event == "start":
             _, owner, raw, shown_only, _, around, opened = frames[-1]
             tag = el.tag
+            items = None
             if el in kept_set:
                 owner = 1
                 shown_only = hidden is not None and tag != "pre"
@@ -267,8 +284,12 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
                     owner = 2 if tag == "figure" else 0
                 write = tag in WRAPPER_TAGS
             elif owner == 1:
-                if ((tag in BLOCK_TAGS and tag != "br") or tag in SKIP_TAGS or el in skip
-                        or (shown_only and hidden(el))):
+                if (tag in BLOCK_TAGS and tag != "br") or tag in SKIP_TAGS or el in skip:
+                    walker.skip_subtree()
+                    frames.append(_SKIPPED)
+                    continue
+                items = el.items()
+                if items and shown_only and hidden(el):  # hidden needs an attribute
                     walker.skip_subtree()
                     frames.append(_SKIPPED)
                     continue
@@ -293,7 +314,11 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
             elif write and tag in _HEADINGS and around in _HEADINGS:
                 write = False
             if write:
-                opening = _start_tag(el, tag, urls)
+                if items is None:
+                    items = el.items()
+                opening = None if items else _PLAIN.get(tag)
+                if opening is None:
+                    opening = _start_tag(items, tag, urls)
                 if opening is not None:
                     out.append(opening)
                     if tag in _VOID:
@@ -320,13 +345,14 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
             if owner == 1 and text:
                 if raw:
                     out.append(escape(text, False))
+                    if text.isspace():
+                        continue
                 elif text.isspace():
                     out.append(" ")
                     continue
                 else:
-                    out.append(escape(_SPACES.sub(" ", text), False))
-                if not text.isspace():
-                    last = len(out)
+                    out.append(escape(_trim(text), False))
+                last = len(out)
             continue
         if event == "end":
             end, _, _, _, start, _, _ = frames.pop()
@@ -343,13 +369,14 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
         if owner == 1 and text:
             if raw:
                 out.append(escape(text, False))
+                if text.isspace():
+                    continue
             elif text.isspace():
                 out.append(" ")
                 continue
             else:
-                out.append(escape(_SPACES.sub(" ", text), False))
-            if not text.isspace():
-                last = len(out)
+                out.append(escape(_trim(text), False))
+            last = len(out)
     head = ""
     title = root.find("head/title")
     if title is not None and title.text and title.text.strip():
