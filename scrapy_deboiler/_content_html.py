@@ -218,6 +218,24 @@ def _hidden_left_out(kept: list[etree._Element], skip: set | frozenset, hidden) 
     return False
 
 
+_END = {t: f"</{t}>" for t in WRAPPER_TAGS | BLOCK_TAGS}
+_DROP_EMPTY_END = frozenset(_END[t] for t in _DROP_EMPTY)
+#: Tags written only after the checks above (tables, lists, paragraphs ...).
+_CHECKED = _CLOSES_P | _HEADINGS | set(_TABLE_PARENTS) | {"a"}
+#: (bits kept, bits set) of ``_P`` ... inside a written element.
+_MASKS = {}
+for _t in WRAPPER_TAGS | BLOCK_TAGS:
+    _keep = ~0
+    if _t in _SCOPE:
+        _keep &= ~(_P | _A)
+    if _t not in _NOT_SPECIAL:
+        _keep &= ~(_LI | _DD)
+    _set = {"p": _P, "li": _LI, "dt": _DD, "dd": _DD, "a": _A}.get(_t, 0)
+    if _keep != ~0 or _set:
+        _MASKS[_t] = (_keep, _set)
+del _t, _keep, _set
+
+
 def _broken_tables(kept: list[etree._Element], holds: set) -> set:
     """Tables that would hold, written, what a browser moves out of them:
     a kept block or a container of one where the table part it is in
@@ -303,15 +321,12 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
                 continue
             start = len(out)
             end = None
-            if write and opened and (
-                    (opened & _P and tag in _CLOSES_P) or (opened & _LI and tag == "li")
-                    or (opened & _DD and tag in ("dt", "dd")) or (opened & _A and tag == "a")):
-                write = False
-            elif write and tag in _TABLE_PARENTS and around not in _TABLE_PARENTS[tag]:
-                write = False
-            elif write and tag == "table" and el in broken:
-                write = False
-            elif write and tag in _HEADINGS and around in _HEADINGS:
+            if write and tag in _CHECKED and (
+                    (opened and ((opened & _P and tag in _CLOSES_P) or (opened & _LI and tag == "li")
+                                 or (opened & _DD and (tag == "dt" or tag == "dd"))
+                                 or (opened & _A and tag == "a")))
+                    or (tag in _TABLE_PARENTS and around not in _TABLE_PARENTS[tag])
+                    or (tag == "table" and el in broken) or (tag in _HEADINGS and around in _HEADINGS)):
                 write = False
             if write:
                 if items is None:
@@ -324,59 +339,50 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
                     if tag in _VOID:
                         last = len(out)
                     else:
-                        end = f"</{tag}>"
+                        end = _END[tag]
                         around = tag
-                        if tag in _SCOPE:
-                            opened &= ~(_P | _A)
-                        if tag not in _NOT_SPECIAL:
-                            opened &= ~(_LI | _DD)
-                        if tag == "p":
-                            opened |= _P
-                        elif tag == "li":
-                            opened |= _LI
-                        elif tag == "dt" or tag == "dd":
-                            opened |= _DD
-                        elif tag == "a":
-                            opened |= _A
+                        masks = _MASKS.get(tag)
+                        if masks is not None:
+                            opened = (opened & masks[0]) | masks[1]
             if tag == "pre":
                 raw = True
             frames.append((end, owner, raw, shown_only, start, around, opened))
-            text = el.text
-            if owner == 1 and text:
-                if raw:
-                    out.append(escape(text, False))
-                    if text.isspace():
-                        continue
-                elif text.isspace():
-                    out.append(" ")
-                    continue
-                else:
-                    out.append(escape(_trim(text), False))
-                last = len(out)
+            if owner == 1:
+                text = el.text
+                if text:
+                    if raw:
+                        out.append(escape(text, False))
+                        if not text.isspace():
+                            last = len(out)
+                    elif text.isspace():
+                        out.append(" ")
+                    else:
+                        out.append(escape(_trim(text), False))
+                        last = len(out)
             continue
         if event == "end":
             end, _, _, _, start, _, _ = frames.pop()
             if end is not None:
-                if last <= start and el.tag in _DROP_EMPTY:  # nothing shown inside
+                if last <= start and end in _DROP_EMPTY_END:  # nothing shown inside
                     spaced = len(out) > start + 1
                     del out[start:]
                     if spaced:
                         out.append(" ")
                 else:
                     out.append(end)
-        _, owner, raw, _, _, _, _ = frames[-1]
-        text = el.tail
-        if owner == 1 and text:
-            if raw:
-                out.append(escape(text, False))
-                if text.isspace():
-                    continue
-            elif text.isspace():
-                out.append(" ")
-                continue
-            else:
-                out.append(escape(_trim(text), False))
-            last = len(out)
+        frame = frames[-1]
+        if frame[1] == 1:
+            text = el.tail
+            if text:
+                if frame[2]:
+                    out.append(escape(text, False))
+                    if not text.isspace():
+                        last = len(out)
+                elif text.isspace():
+                    out.append(" ")
+                else:
+                    out.append(escape(_trim(text), False))
+                    last = len(out)
     head = ""
     title = root.find("head/title")
     if title is not None and title.text and title.text.strip():
