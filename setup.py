@@ -104,6 +104,7 @@ setup(
             "fastwarc>=0.14,<3",
             "warcio>=1.7,<2",
             "markdown-it-py>=4.3,<5",  # earlier ones drop escaped brackets in image alt text
+            "html5lib>=1.1,<2",  # reads content-mode clean_html strictly (tests/test_content_html.py)
             "scrapy>=2.18,<3",
             "itemadapter>=0.8",
             "parsel>=1.8",

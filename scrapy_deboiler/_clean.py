@@ -317,7 +317,7 @@ def clean_page(
         # The block walk skips boilerplate subtrees itself: no tree surgery.
         kept: list | None = [] if markdown else None
         text, html, comments = select_content(page.root, skip=template, near=near, kept_out=kept,
-                                               single=model is None, body_only=body_only)
+                                               single=model is None, body_only=body_only, url=page.url)
         md = ""
         if kept is not None:
             md = tree_markdown(content_tree(page.root, set(kept), set(dropped), _is_hidden))

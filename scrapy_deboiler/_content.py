@@ -22,10 +22,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from html import escape
 
 from lxml import etree
 
+from ._content_html import content_html
 from ._text import BLOCK_TAGS, SKIP_TAGS, layout_table, pre_text
 
 try:
@@ -64,8 +64,6 @@ _HEADLINE = frozenset(("h1", "h2", "h3"))
 #: Elements inside a <pre> that are blocks of their own (judged apart; a
 #: <br>'s text after it stays in the <pre>'s block).
 _NESTED_BLOCKS = BLOCK_TAGS - {"br"}
-#: Tags a kept block keeps in content-mode HTML; others become <p>.
-_OUTPUT_TAGS = frozenset("p h1 h2 h3 h4 h5 h6 li pre blockquote dd dt".split())
 
 
 @dataclass
@@ -959,33 +957,26 @@ def body_flags(blocks: list[Block], kept: list[bool], title: str) -> list[bool]:
 def select_content(root: etree._Element, model: ContentModel | None = None,
                    skip: set | frozenset = frozenset(),
                    near: set | frozenset = frozenset(), kept_out: list | None = None,
-                   single: bool = False, body_only: bool = False) -> tuple[str, str, str]:
+                   single: bool = False, body_only: bool = False, url: str = "") -> tuple[str, str, str]:
     """(text, html, comments) of the blocks the model keeps, in document
     order, leaving out the subtrees in ``skip``; ``single`` as in
     ``judge_blocks``. ``comments``: the blocks
     not kept inside an element whose class or id says comment. The kept
-    blocks' elements are added to ``kept_out`` (for Markdown)."""
+    blocks' elements are added to ``kept_out`` (for Markdown). The HTML
+    keeps the page's structure around the kept text (``content_html``;
+    links made absolute against ``url``)."""
     blocks, _, flags = judge_blocks(root, model, skip, near, single)
     if body_only:
         flags = body_flags(blocks, flags, root.findtext(".//title") or "")
     kept = [b for b, k in zip(blocks, flags) if k]
+    elements = [b.element for b in kept]
     if kept_out is not None:
-        kept_out.extend(b.element for b in kept)
+        kept_out.extend(elements)
     comment_bit = _HINT_BIT["comment"]
     comments = "\n".join(b.text for b, k in zip(blocks, flags) if not k and b.hints & comment_bit)
     tags = [b.tag if type(b) is _TableBlock else b.element.tag for b in kept]
     # Block texts are collapsed to one line (what the model reads); a kept
     # <pre> (code) is written with its own line breaks and indentation.
-    texts = [pre_text(b.element, _NESTED_BLOCKS, skip) if tag == "pre" else b.text for b, tag in zip(kept, tags)]
-    text = "\n".join(texts)
-    # Other block texts hold no line breaks, so one escape of the joined
-    # text gives each block's: 0.4 ms less a long page.
-    escaped = escape(text).split("\n")
-    if len(escaped) != len(kept):
-        escaped = [escape(t) for t in texts]
-    parts = []
-    for tag, esc in zip(tags, escaped):
-        if tag not in _OUTPUT_TAGS:
-            tag = "p"
-        parts.append(f"<{tag}>{esc}</{tag}>")
-    return text, "<html><body><article>" + "".join(parts) + "</article></body></html>", comments
+    text = "\n".join(pre_text(b.element, _NESTED_BLOCKS, skip) if tag == "pre" else b.text
+                     for b, tag in zip(kept, tags))
+    return text, content_html(root, elements, skip, _is_hidden, url), comments

@@ -7,7 +7,9 @@ import sys
 import tempfile
 
 import pytest
+from lxml import etree
 
+from scrapy_deboiler._text import tree_text
 from sitegen import site_pages
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -93,7 +95,10 @@ def test_boilerplate_mode_keeps_what_pages_do_not_share(tmp_path):
     assert "Privacy policy" in b[len(recs) - 2]["clean_text"]
     for ob, oc in zip(b[:14], c[:14]):
         assert "Privacy policy" not in ob["clean_text"]
-        assert ob["clean_html"].startswith("<html") and "<article>" in oc["clean_html"]
+        assert ob["clean_html"].startswith("<html") and oc["clean_html"].startswith("<html")
+        # content mode's HTML: the kept text in the page's elements, no wrapper the page lacked
+        assert oc["clean_html"].count("<h1>") == 1 and "<article>" not in oc["clean_html"]
+        assert tree_text(etree.fromstring(oc["clean_html"], etree.HTMLParser())) == oc["clean_text"]
         # content mode keeps the article's paragraphs
         assert set(oc["clean_text"].splitlines()[1:]) <= set(ob["clean_text"].splitlines())
 
