@@ -51,3 +51,25 @@ def article_page(site: str, i: int, *, seed: int = 0, paragraphs: int = 5) -> tu
 
 def site_pages(site: str, n: int, seed: int = 0, paragraphs: int = 5) -> list[tuple[str, str, str]]:
     return [article_page(site, i, seed=seed, paragraphs=paragraphs) for i in range(n)]
+
+
+def with_session_line(html: str, sid: str) -> str:
+    """``html`` with a visible per-request line at the top of its main
+    column, as sites that print a session id do."""
+    return html.replace('<div class="main">', f'<div class="main"><p class="session">Session ID: {sid}</p>', 1)
+
+
+def calendar_page(site: str, day: int, footer_links: int = 1) -> tuple[str, str, str]:
+    """(url, html, heading) of a calendar page: a nav, a heading with the
+    date, one sentence, two links, a footer; the pages differ in the date
+    only, and are mostly links (their whole ``<html>`` is link-dense)."""
+    date = f"2026-03-{day:02d}"
+    links = '<a href="/privacy">Privacy</a>' + (' <a href="/terms">Terms</a>' if footer_links > 1 else "")
+    html = f"""<html><head><title>Calendar {date}</title></head><body>
+<nav><a href="/">Home</a> <a href="/calendar">Calendar</a> <a href="/about">About</a></nav>
+<h1>Events on {date}</h1>
+<p>No events.</p>
+<p><a href="/calendar/prev">Previous day</a> <a href="/calendar/next">Next day</a></p>
+<footer>{links}</footer>
+</body></html>"""
+    return f"http://{site}/calendar/{date}.html", html, f"Events on {date}"
