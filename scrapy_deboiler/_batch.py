@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from ._clean import Page, clean_page
+from ._clean import Page, clean_page, emptied_reason
 from ._files import GZIP_LEVEL, DamagedInput, dumps, loads, open_binary, read_lines
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import FIT_MIN_PAGES, FitParams
@@ -189,10 +189,16 @@ def clean_record(record: Any, options: BatchOptions, state: SiteState | Callable
                            "reason": result.skipped.reason, "site": site}
         return out
     if state.model is not None:
-        status: dict[str, Any] = {"status": "cleaned", "site": site, "model": state.source,
-                                  "fit_pages": state.model.pages, "removed": result.removed}
+        emptied = result.fallback == "emptied"  # cleaned as without its model: keeps its text
+        status: dict[str, Any] = {"status": "emptied" if emptied else "cleaned", "site": site,
+                                  "model": state.source, "fit_pages": state.model.pages,
+                                  "removed": result.removed}
         if state.model.provisional:  # a crawl's file of a site it had not finished (as its items say)
             status["provisional"] = True
+        if emptied:
+            status["reason"] = emptied_reason(result)
+        elif result.fallback:
+            status["fallback"] = result.fallback
     else:
         status = {"status": "single_page" if options.mode == "content" else "unchanged",
                   "site": site, "reason": state.reason}
@@ -592,7 +598,8 @@ def clean_file(src: str | os.PathLike, dst: str | os.PathLike, options: BatchOpt
     (``ArchiveError`` for archives) after the records before the damage are
     written."""
     run = _Run(options, store, refit=False)
-    totals = Counter({"records": 0, "cleaned": 0, "single_page": 0, "unchanged": 0, "skipped": 0, "error": 0})
+    totals = Counter({"records": 0, "cleaned": 0, "emptied": 0, "single_page": 0, "unchanged": 0, "skipped": 0,
+                      "error": 0})
     try:
         run.first_pass(src, keep=True)
         run.fit()

@@ -23,7 +23,7 @@ try:
 except ImportError:  # not compiled: subtrees are detached through lxml
     _speedups = None
 
-__all__ = ["MODES", "Page", "CleanResult", "clean_page", "fit_and_clean"]
+__all__ = ["FALLBACKS", "MODES", "Page", "CleanResult", "clean_page", "fit_and_clean"]
 
 
 class Page:
@@ -100,14 +100,47 @@ class CleanResult:
     markdown: str = ""
     #: The page's headline (``_title.page_title``), "" if it states none.
     title: str = ""
+    #: Set when the site model was not used as it stood (``clean_page``):
+    #: "shared_parts", "no_model" or "emptied" (``FALLBACKS``).
+    fallback: str = ""
+    #: Share of the page's text inside the subtrees the site model matched.
+    model_share: float = 0.0
+
+
+#: Why a page was not cleaned with its site's model as it stood:
+#: ``shared_parts``: a structure-only match took the whole page (its root or
+#: body, or most of its text: a page of one layout with little text, all
+#: links, matches on shape alone), so the parts the pages really share (nav,
+#: footer) were removed instead; ``no_model``: nothing else was shared, the
+#: page was cleaned as without a model; ``emptied``: what the model matched
+#: held nearly all its text (``EMPTIED_SHARE``), so it was cleaned as without
+#: a model and keeps its text.
+FALLBACKS = ("shared_parts", "no_model", "emptied")
+#: A structure-only match holding more than this share of a page's text is
+#: the page, not its template.
+WHOLE_PAGE_SHARE = 0.5
+#: A model that would remove at least this share of a page's text (of a
+#: page with at least ``EMPTIED_MIN_CHARS``) empties it: session-id copies of
+#: one article kept 1 % of it ("Session ID: 000000"); a calendar page of one
+#: layout keeps its date heading, about 20 %.
+EMPTIED_SHARE = 0.95
+EMPTIED_MIN_CHARS = 50
 
 
 MODES = ("boilerplate", "content")
 
 
-def outermost(signed: SignedTree, signatures: frozenset[str] | set[str]) -> list[int]:
+def emptied_reason(result: CleanResult) -> str:
+    """The status reason of a page the site model would have emptied."""
+    return (f"the site model would remove {result.model_share:.0%} of its text: "
+            "cleaned as without a model")
+
+
+def outermost(signed: SignedTree, signatures: frozenset[str] | set[str],
+              refused: frozenset[int] | set[int] = frozenset()) -> list[int]:
     """Entries of ``signed`` whose signature is in ``signatures`` and that lie
-    in no other such entry's subtree, last first."""
+    in no other such entry's subtree, last first; ``refused`` entries do not
+    count (what lies inside them can)."""
     found: list[int] = []
     if signatures:
         # Ancestors come after their descendants, so walk the matches
@@ -117,7 +150,7 @@ def outermost(signed: SignedTree, signatures: frozenset[str] | set[str]) -> list
         floor = len(starts)
         # compress/map test membership in C: 3x faster than a comprehension.
         for i in reversed(list(compress(range(len(starts)), map(signatures.__contains__, signed.signatures)))):
-            if i < floor:
+            if i < floor and i not in refused:
                 found.append(i)
                 floor = starts[i]
     return found
@@ -228,13 +261,42 @@ def _outside_data_tables(signed: SignedTree, found: list[int]) -> list[int]:
     return sorted(free, reverse=True)  # outermost's order: last first
 
 
+def _whole_page(signed: SignedTree, found: list[int]) -> set[int]:
+    """The structure-only entries of ``found`` that are the page: its root
+    or body, or holding most of its text (``WHOLE_PAGE_SHARE``). Twenty
+    calendar pages of one layout, mostly links, matched on their ``<html>``'s
+    shape: content mode kept nothing, boilerplate mode nothing was removed."""
+    limit = WHOLE_PAGE_SHARE * signed.total_chars
+    return {i for i in found if i in signed.shapes and (
+        signed.chars[i] > limit or signed.element(i).tag in ("html", "body"))}
+
+
+def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
+                    phrases: bool = False) -> tuple[list[int], bool]:
+    """``outermost_dropped``, and whether a whole-page structure-only match
+    was refused (``_whole_page``): the entries then are the shared parts
+    inside it."""
+    found = outermost(signed, signatures)
+    refused = _whole_page(signed, found) if signed.shapes else set()
+    if refused:
+        while True:  # a refused body's parts may hold another page-sized shape
+            found = outermost(signed, signatures, refused)
+            more = _whole_page(signed, found)
+            if not more:
+                break
+            refused |= more
+    found = _outside_data_tables(signed, found)
+    found = [i for i in found if not _phrase(signed.element(i))] if phrases else found
+    return found, bool(refused)
+
+
 def outermost_dropped(signed: SignedTree, signatures: frozenset[str] | set[str],
                       phrases: bool = False) -> list[int]:
     """The entries of ``outermost`` that cleaning removes: not those inside
     a data table, and with ``phrases`` not those that are words of the
-    page's own text (``PHRASE_TAGS``)."""
-    found = _outside_data_tables(signed, outermost(signed, signatures))
-    return [i for i in found if not _phrase(signed.element(i))] if phrases else found
+    page's own text (``PHRASE_TAGS``); never a structure-only match of the
+    whole page (``dropped_entries``)."""
+    return dropped_entries(signed, signatures, phrases)[0]
 
 
 def _signed_for(page: Page, model: SiteModel) -> SignedTree:
@@ -293,12 +355,31 @@ def clean_page(
         page.signed = sign_tree(page.root, page.scheme)
     content = mode == "content"
     addresses: list[int] | None = None
+    fallback, share = "", 0.0
+    if model is not None:
+        # What the model would remove, from the walk's text sizes: a model
+        # that takes the page itself is not used as it stands (FALLBACKS).
+        signed = _signed_for(page, model)
+        found, refused = dropped_entries(signed, model.boilerplate, content)
+        total = signed.total_chars
+        share = sum(signed.chars[i] for i in found) / total if total else 0.0
+        if refused and not found:
+            fallback = "no_model"
+        elif share >= EMPTIED_SHARE and total >= EMPTIED_MIN_CHARS:
+            fallback = "emptied"
+        elif refused:
+            fallback = "shared_parts"
+        if fallback in ("no_model", "emptied"):
+            model = None
     if not content and model is not None and _speedups is not None:
         # Boilerplate mode needs only where the subtrees are: no proxies.
-        signed = _signed_for(page, model)
-        found = outermost_dropped(signed, model.boilerplate)
         addresses = signed.addresses(found)
         dropped = [] if addresses is not None else [signed.element(i) for i in found]
+    elif content and model is not None:
+        dropped = [signed.element(i) for i in found]
+        bp_near = model.near_boilerplate
+        near = {signed.element(i) for i in
+                compress(range(len(signed.signatures)), map(bp_near.__contains__, signed.signatures))}
     else:
         dropped, near = boilerplate_of(page, model, content)
     removed = len(found) if addresses is not None else len(dropped)
@@ -322,7 +403,7 @@ def clean_page(
         if kept is not None:
             md = tree_markdown(content_tree(page.root, set(kept), set(dropped), _is_hidden))
         return CleanResult(text, html if want_html else "", removed, list(page.notes), comments,
-                           removed_blocks=blocks, markdown=md, title=title)
+                           removed_blocks=blocks, markdown=md, title=title, fallback=fallback, model_share=share)
     root = page.root
 
     def render() -> tuple[str, str, str]:
@@ -343,7 +424,8 @@ def clean_page(
             page._cleaned = "cut"
         written = render()
     text, html, md = written
-    return CleanResult(text, html, removed, list(page.notes), removed_blocks=blocks, markdown=md, title=title)
+    return CleanResult(text, html, removed, list(page.notes), removed_blocks=blocks, markdown=md, title=title,
+                       fallback=fallback, model_share=share)
 
 
 def fit_and_clean(

@@ -402,8 +402,8 @@ def main(argv: list[str] | None = None) -> int:
         except DamagedInput as e:
             print(f"scrapy-deboiler: error: {e}; the output holds their records", file=sys.stderr)
             return 1
-        log.info("%d records: %d cleaned, %d single pages, %d unchanged, %d skipped, %d errors (%.1fs)",
-                 totals["records"], totals["cleaned"], totals["single_page"], totals["unchanged"],
+        log.info("%d records: %d cleaned, %d emptied, %d single pages, %d unchanged, %d skipped, %d errors (%.1fs)",
+                 totals["records"], totals["cleaned"], totals["emptied"], totals["single_page"], totals["unchanged"],
                  totals["skipped"], totals["error"], time.perf_counter() - start)
         left_out = {k.split("/", 1)[1]: n for k, n in totals.items() if k.startswith("archive/")}
         if left_out:

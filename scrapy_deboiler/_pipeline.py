@@ -26,7 +26,7 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
-from ._clean import CleanResult, Page, clean_page
+from ._clean import CleanResult, Page, clean_page, emptied_reason
 from ._content import default_model
 from ._executor import ProcessCleaner, WorkerError, WorkersGone
 from ._engine import crawl_state, flush_feeds, scraper_busy
@@ -814,12 +814,20 @@ class DeboilerPipeline:
         # Without a model content mode extracts the page on its own; boilerplate
         # mode removes nothing (no template is known) and writes all its text.
         alone = "single_page" if self.mode == "content" else "unchanged"
-        status: dict[str, Any] = {"status": "cleaned" if model else alone, "site": site.name,
+        state = "cleaned" if model else alone
+        if model is not None and result.fallback == "emptied":
+            state = "emptied"  # cleaned as without its model: keeps its text
+        status: dict[str, Any] = {"status": state, "site": site.name,
                                   "html_chars": len(html), "clean_html_chars": len(result.html)}
         if model is not None:
             status.update(model=site.source, fit_pages=model.pages, removed=result.removed)
             if model.provisional:
                 status["provisional"] = True
+            if state == "emptied":
+                status["reason"] = emptied_reason(result)
+            elif result.fallback:
+                status["fallback"] = result.fallback
+                self._inc(f"fallback/{result.fallback}")
         else:
             status["reason"] = site.reason
         all_notes = [*notes, *(n for n in result.notes if n not in notes)]
@@ -843,7 +851,7 @@ class DeboilerPipeline:
         self._write_title(item, result.title)
         if lossy and not self.keep_html:
             self._keep_raw(item, html, status)
-        self._inc("items_cleaned" if model else f"items_{alone}")
+        self._inc(f"items_{state}")
         self._inc("bytes_out", len(result.html))
         return item
 

@@ -152,7 +152,8 @@ class SignedTree:
     entries inside it only.
     """
 
-    __slots__ = ("signatures", "starts", "_elements", "_root", "_addresses")
+    __slots__ = ("signatures", "starts", "chars", "shapes", "total_chars", "_elements", "_root",
+                 "_addresses")
 
     def __init__(
         self,
@@ -162,9 +163,18 @@ class SignedTree:
         *,
         root: etree._Element | None = None,
         addresses: list[int] | None = None,
+        chars: list[int] | None = None,
+        shapes: frozenset[int] = frozenset(),
+        total_chars: int = 0,
     ) -> None:
         self.signatures = signatures or []
         self.starts = starts or []
+        #: Normalised text characters in each entry's subtree, and in the
+        #: whole tree: what cleaning would remove, without walking it again.
+        self.chars = chars or []
+        self.total_chars = total_chars
+        #: Entries whose signature is a template one (tag structure alone).
+        self.shapes = shapes
         self._elements = elements
         self._root = root
         self._addresses = addresses
@@ -212,8 +222,9 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
     if _speedups is not None:
         fast = _speedups.sign_tree(root, scheme)
         if fast is not None:
-            sigs, addresses, starts = fast
-            return SignedTree(sigs, None, starts, root=root, addresses=addresses)
+            sigs, addresses, starts, chars, shapes, total = fast
+            return SignedTree(sigs, None, starts, root=root, addresses=addresses, chars=chars,
+                              shapes=frozenset(shapes), total_chars=total)
     return sign_tree_py(root, scheme)
 
 
@@ -237,6 +248,8 @@ def sign_tree_py(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME)
     signatures: list[str] = []
     elements: list[etree._Element] = []
     starts: list[int] = []
+    chars: list[int] = []
+    shapes: list[int] = []
     # An element's children are the last len(el) entries of these stacks,
     # first child on top, each covering the child's subtree and (for content
     # and text length) its tail.
@@ -284,6 +297,7 @@ def sign_tree_py(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME)
             signatures.append(sig)
             elements.append(el)
             starts.append(start)
+            chars.append(n_chars)
             content.append(_CHILD + sig + tail)
         else:
             content.append(_OPEN + tag + _END_OPEN + body + _CLOSE + tail)
@@ -292,11 +306,14 @@ def sign_tree_py(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME)
             sig = blake2b(data, digest_size=8, person=TEMPLATE_PERSON).hexdigest()
             shape.append(_CHILD + sig)
             if n_chars and n_links >= density * n_chars:
+                shapes.append(len(signatures))
                 signatures.append(sig)
                 elements.append(el)
                 starts.append(start)
+                chars.append(n_chars)
         else:
             shape.append(_OPEN + tag + _END_OPEN + shape_body + _CLOSE)
         counts.append(n_el << 64 | (n_chars + len(tail)) << 32 | n_links)
         first.append(start)
-    return SignedTree(signatures, elements, starts)
+    total = (counts[-1] >> 32 & 0xFFFFFFFF) - len(normalise(root.tail or "")) if counts else 0
+    return SignedTree(signatures, elements, starts, chars=chars, shapes=frozenset(shapes), total_chars=total)

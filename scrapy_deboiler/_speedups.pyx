@@ -617,14 +617,18 @@ cdef struct Signed:
     char hexsig[16]
     size_t node
     Py_ssize_t start
+    Py_ssize_t chars  # normalised text characters in the subtree
+    bint shape  # a template (structure-only) signature
 
 
 cdef struct SignOut:
     Signed* items
     Py_ssize_t n, cap
+    Py_ssize_t total_chars
 
 
-cdef inline int sign_out(SignOut* o, const char* hexsig, xmlNode* node, Py_ssize_t start) noexcept nogil:
+cdef inline int sign_out(SignOut* o, const char* hexsig, xmlNode* node, Py_ssize_t start,
+                         Py_ssize_t chars, bint shape) noexcept nogil:
     cdef Signed* grown
     if o.n == o.cap:
         o.cap = o.cap * 2 + 256
@@ -635,13 +639,15 @@ cdef inline int sign_out(SignOut* o, const char* hexsig, xmlNode* node, Py_ssize
     memcpy(o.items[o.n].hexsig, hexsig, 16)
     o.items[o.n].node = <size_t>node
     o.items[o.n].start = start
+    o.items[o.n].chars = chars
+    o.items[o.n].shape = shape
     o.n += 1
     return 0
 
 
 def sign_tree(object root, object scheme):
-    """(signatures, node addresses, starts) as ``_signatures.sign_tree_py``
-    defines them (in document post-order), or None for trees this walk does
+    """(signatures, node addresses, starts, chars, shapes, total chars) as
+    ``_signatures.sign_tree_py`` defines them (in document post-order), or None for trees this walk does
     not handle (namespaced elements). Addresses, not elements: creating
     element proxies costs as much as the rest, and only removed subtrees need
     them (``element_at``). The walks run without the GIL: Python is called
@@ -661,7 +667,7 @@ def sign_tree(object root, object scheme):
     cbuf.data = NULL; cbuf.len = 0; cbuf.cap = 0
     sbuf.data = NULL; sbuf.len = 0; sbuf.cap = 0
     names.items = NULL; names.n = 0; names.cap = 0
-    out.items = NULL; out.n = 0; out.cap = 0
+    out.items = NULL; out.n = 0; out.cap = 0; out.total_chars = 0
     try:
         with nogil:
             failed = _sign_pass1(c_root, &raw, &names, &namespaced)
@@ -694,7 +700,9 @@ def sign_tree(object root, object scheme):
         signatures = [out.items[i].hexsig[:16].decode("ascii") for i in range(out.n)]
         elements = [out.items[i].node for i in range(out.n)]
         starts = [out.items[i].start for i in range(out.n)]
-        return signatures, elements, starts
+        chars = [out.items[i].chars for i in range(out.n)]
+        shapes = [i for i in range(out.n) if out.items[i].shape]
+        return signatures, elements, starts, chars, shapes, out.total_chars
     finally:
         free(raw.data)
         free(cbuf.data)
@@ -783,7 +791,7 @@ cdef int _sign_pass2(xmlNode* c_root, const char* tp, const char* tend, Names* n
             cand = k >= 0 and names.items[k].flag
             if n_chars and cand:
                 blake2b_hex8(cbuf.data + f.pc, cbuf.len - f.pc, False, hexsig)
-                if sign_out(out, hexsig, node, f.sigs0) < 0:
+                if sign_out(out, hexsig, node, f.sigs0, n_chars, False) < 0:
                     err = -1
                     break
                 cbuf.len = f.pc
@@ -800,7 +808,7 @@ cdef int _sign_pass2(xmlNode* c_root, const char* tp, const char* tend, Names* n
                     err = -1
                     break
                 if n_chars and n_links >= density * n_chars:
-                    if sign_out(out, hexsig, node, f.sigs0) < 0:
+                    if sign_out(out, hexsig, node, f.sigs0, n_chars, True) < 0:
                         err = -1
                         break
             elif c_add1(sbuf, 5) < 0:
@@ -819,6 +827,7 @@ cdef int _sign_pass2(xmlNode* c_root, const char* tp, const char* tend, Names* n
         if not step(&node, c_root, &down):
             break
     free(frames)
+    out.total_chars = total_chars
     return err
 
 

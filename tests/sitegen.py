@@ -133,3 +133,25 @@ def typed_page(kind: str, site: str, i: int) -> tuple[str, str]:
     else:
         raise ValueError(kind)
     return f"http://{site}/{kind}/{i}.html", _template(site, title, main, rng)
+
+
+def with_session_line(html: str, sid: str) -> str:
+    """``html`` with a visible per-request line at the top of its main
+    column, as sites that print a session id do."""
+    return html.replace('<div class="main">', f'<div class="main"><p class="session">Session ID: {sid}</p>', 1)
+
+
+def calendar_page(site: str, day: int, footer_links: int = 1) -> tuple[str, str, str]:
+    """(url, html, heading) of a calendar page: a nav, a heading with the
+    date, one sentence, two links, a footer; the pages differ in the date
+    only, and are mostly links (their whole ``<html>`` is link-dense)."""
+    date = f"2026-03-{day:02d}"
+    links = '<a href="/privacy">Privacy</a>' + (' <a href="/terms">Terms</a>' if footer_links > 1 else "")
+    html = f"""<html><head><title>Calendar {date}</title></head><body>
+<nav><a href="/">Home</a> <a href="/calendar">Calendar</a> <a href="/about">About</a></nav>
+<h1>Events on {date}</h1>
+<p>No events.</p>
+<p><a href="/calendar/prev">Previous day</a> <a href="/calendar/next">Next day</a></p>
+<footer>{links}</footer>
+</body></html>"""
+    return f"http://{site}/calendar/{date}.html", html, f"Events on {date}"

@@ -25,6 +25,10 @@ def same(root, scheme=SignatureScheme()):
     fast = _signatures.sign_tree(root, scheme)
     assert sorted(zip(py.signatures, map(id, py.elements))) == sorted(
         zip(fast.signatures, map(id, fast.elements)))
+    # Text sizes and which entries are structure-only, for cleaning's guards.
+    assert sorted(zip(map(id, py.elements), py.chars, (i in py.shapes for i in range(len(py.chars))))) == sorted(
+        zip(map(id, fast.elements), fast.chars, (i in fast.shapes for i in range(len(fast.chars)))))
+    assert py.total_chars == fast.total_chars
     pos = {id(e): i for i, e in enumerate(fast.elements)}
     for i in range(len(fast.signatures)):  # starts cover exactly the subtree
         inside = {pos[id(d)] for d in fast.element(i).iterdescendants() if id(d) in pos}

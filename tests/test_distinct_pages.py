@@ -1,0 +1,157 @@
+"""The site model never eats a page's own content (issue 30): copies of a
+page count once when fitting, a structure-only match never takes a whole
+page, and a page the model would empty keeps its text."""
+
+import gzip
+import json
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor
+from twisted.web.server import Site
+
+from crawling import Pages, crawl, stat
+from sitegen import article_page, calendar_page, site_pages, with_session_line
+from scrapy_deboiler import Page, SiteModel, clean_page, fit_and_clean
+from scrapy_deboiler._cli import main as cli_main
+from test_pipeline import close
+
+MODES = ("boilerplate", "content")
+
+
+def session_site(copies: int = 5, others: int = 15) -> list[tuple[str, str, str]]:
+    """One article under ``copies`` session-id URLs (its id printed on the
+    page), and ``others`` articles with a session line of their own."""
+    url, html, text = article_page("sid.example", 7)
+    pages = [(f"{url}?sid={k:06d}", with_session_line(html, f"{k:06d}"), text) for k in range(copies)]
+    for i, (u, h, t) in enumerate(site_pages("sid.example", others + 8)[8:]):
+        pages.append((u, with_session_line(h, f"{900 + i:06d}"), t))
+    return pages
+
+
+def body_kept(text: str, body: str) -> bool:
+    return all(line in text for line in body.splitlines()[2:])  # the paragraphs
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_one_article_under_five_session_urls_keeps_its_body_in_every_copy(mode):
+    pages = session_site()
+    model, results = fit_and_clean([(u, h) for u, h, _ in pages], mode=mode)
+    for (url, _, body), r in zip(pages, results):
+        assert body_kept(r.text, body), (url, r.text[:200])
+    assert model.copies == 4 and model.pages == 20
+    if mode == "boilerplate":
+        assert all("Privacy policy" not in r.text for r in results)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_articles_also_under_a_second_url_keep_every_body(mode):
+    pages = [(u, with_session_line(h, "000001"), t) for u, h, t in site_pages("dup.example", 20)]
+    for u, h, t in pages[3:19:4]:  # four of them again, printed for another request
+        pages.append((u.replace("/articles/", "/print/articles/"), h.replace("000001", "777777"), t))
+    model, results = fit_and_clean([(u, h) for u, h, _ in pages], mode=mode)
+    for (url, _, body), r in zip(pages, results):
+        assert body_kept(r.text, body), (url, r.text[:200])
+    # The copies gave no evidence: 20 different pages, 19 pairs, and no
+    # paragraph of a copied article counted as shared.
+    assert model.pairs == 19
+    page = Page(pages[3][1], pages[3][0])
+    own = {s for i, s in enumerate(page.signed.signatures) if page.signed.element(i).tag == "p"}
+    assert not own & model.support.keys() - {s for p in (Page(pages[4][1]),) for s in p.signatures}
+    assert model.copies == 4
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("footer_links", [1, 2])
+def test_calendar_pages_of_one_layout_keep_their_heading(mode, footer_links):
+    pages = [calendar_page("cal.example", d, footer_links) for d in range(1, 21)]
+    model, results = fit_and_clean([(u, h) for u, h, _ in pages], mode=mode)
+    for (_, _, heading), r in zip(pages, results):
+        assert heading in r.text
+        assert "Calendar" not in r.text and "Privacy" not in r.text, r.text
+        assert r.fallback == "shared_parts" and r.removed > 0
+    assert model.copies == 0  # one layout, different pages
+
+
+def test_a_whole_page_matched_on_structure_alone_falls_back_to_no_model():
+    pages = [calendar_page("cal.example", d) for d in range(1, 21)]
+    parsed = [Page(h, u) for u, h, _ in pages]
+    model = SiteModel.fit(parsed)
+    # Only the page's shape is known as shared: nothing else to remove.
+    signed = parsed[0].signed
+    whole = {signed.signatures[i] for i in signed.shapes if signed.element(i).tag in ("html", "body")}
+    assert whole and whole <= model.boilerplate
+    only_shape = model.with_params()
+    only_shape.support = {s: n for s, n in model.support.items() if s in whole}
+    r = clean_page(Page(pages[0][1], pages[0][0]), only_shape, mode="boilerplate")
+    assert r.fallback == "no_model" and r.removed == 0 and "Events on 2026-03-01" in r.text
+
+
+def write_jsonl(path, records):
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_cli_keeps_the_text_of_pages_the_model_would_empty(tmp_path, mode):
+    """A site that is five copies of one article: nothing tells the article
+    from a template, so the model would remove all but the session line;
+    the pages say ``emptied`` and keep their text."""
+    pages = session_site(5, 0)
+    write_jsonl(tmp_path / "in.jsonl.gz", [{"url": u, "html": h} for u, h, _ in pages])
+    assert cli_main(["clean", str(tmp_path / "in.jsonl.gz"), str(tmp_path / "out.jsonl"), "--mode", mode,
+                     "--no-progress"]) == 0
+    out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert len(out) == 5
+    for rec, (url, _, body) in zip(out, pages):
+        assert rec["deboiler"]["status"] == "emptied", rec["deboiler"]
+        assert "would remove" in rec["deboiler"]["reason"]
+        assert body_kept(rec["clean_text"], body)
+
+
+class SessionPages(Pages):
+    """Serves each page with a per-request session line: the sid of the
+    URL's query."""
+
+    def render_GET(self, request):
+        html = self.pages.get(request.path.decode())
+        if html is not None and b"sid" in request.args:
+            sid = request.args[b"sid"][0].decode()
+            self.pages, saved = dict(self.pages), self.pages
+            self.pages[request.path.decode()] = html.replace("Session ID: 000000", f"Session ID: {sid}")
+            try:
+                return super().render_GET(request)
+            finally:
+                self.pages = saved
+        return super().render_GET(request)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest_twisted.ensureDeferred
+async def test_a_crawl_of_session_id_copies_keeps_every_body(tmp_path, mode):
+    pages = {}
+    links = []
+    bodies = {}
+    for u, h, t in site_pages("sidcrawl", 16):
+        path = u.split("sidcrawl", 1)[1]
+        pages[path] = with_session_line(h, "000000")
+        bodies[path] = t
+        links.append(path)
+    copy = links[7]
+    links += [f"{copy}?sid={k:06d}" for k in range(1, 6)]
+    pages["/"] = "<html><body><ul>" + "".join(f'<li><a href="{p}">x</a></li>' for p in links) + "</ul></body></html>"
+    port = reactor.listenTCP(0, Site(SessionPages(pages)), interface="127.0.0.1")
+    try:
+        crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"],
+                                     DEBOILER_MIN_PAGES=21, DEBOILER_MODE=mode)
+    finally:
+        close(port)
+    assert len(items) == 21
+    for item in items:
+        path = "/" + item["url"].split("/", 3)[3].split("?")[0]
+        assert item["deboiler"]["status"] == "cleaned", item["deboiler"]
+        assert body_kept(item["clean_text"], bodies[path]), (item["url"], item["clean_text"][:200])
+    copies = [i for i in items if "sid=" in i["url"]]
+    assert len(copies) == 5 and all(i["deboiler"]["fit_pages"] == 21 for i in items)
+    assert stat(crawler, "deboiler/items_cleaned") == 21
