@@ -302,7 +302,8 @@ def main() -> None:
                         text, scores, flags = kept_text(model, p[2], p[4], p[6], p[7])
                         if scores_out:
                             scores_out.write(json.dumps({"id": p[1], "texts": p[4], "scores": scores}) + "\n")
-                        body = "\n".join(t for t, k, b in zip(p[4], flags, p[9]) if k and b)
+                        # As body_flags: a page of nothing but headline, byline and captions keeps them.
+                        body = "\n".join(t for t, k, b in zip(p[4], flags, p[9]) if k and b) or text
                         out.write(json.dumps({"id": p[1], "clean_text": text, "body_text": body}) + "\n")
                         for name, f in extra_out.items():
                             if name in p[8]:
