@@ -767,6 +767,11 @@ def visible_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
     return blocks
 
 
+#: Fewer words than this in a page's ``<noscript>`` are a notice ("You
+#: need to enable JavaScript to run this app."), not the page's content.
+NOSCRIPT_WORDS = 30
+
+
 def show_noscript(root: etree._Element, words: int) -> bool:
     """Turn the page's ``<noscript>`` elements into ``<div>``s when they
     hold more words than the ``words`` read without them, and say whether it
@@ -777,14 +782,15 @@ def show_noscript(root: etree._Element, words: int) -> bool:
     ``<noscript>`` ("enable JavaScript", a tracking pixel) stay out. WCXB
     dev: 19 of its 113 forum pages had no text at all before this. The tree
     is changed in place (content mode's walks, its HTML and Markdown then
-    all read the same content)."""
+    all read the same content). A ``<noscript>`` of fewer than
+    ``NOSCRIPT_WORDS`` words stays out: a script-only app's notice."""
     shells = [e for e in root.iter("noscript")]
     if not shells:
         return False
     held = 0
     for e in shells:
         held += len(_TOKEN.findall(" ".join(e.itertext())))
-    if held <= words:
+    if held <= words or held < NOSCRIPT_WORDS:
         return False
     for e in shells:
         e.tag = "div"

@@ -73,6 +73,10 @@ def test_a_script_built_shell_is_read_from_its_noscript(compiled, monkeypatch):
     result = clean_page(Page(ordinary), None, mode="content")
     assert "enable JavaScript" not in result.text
     assert "Paragraph 5 of the story" in result.text
+    # A script-only app's shell: its notice is not its content.
+    app = ("<html><head><title>App</title></head><body><div id='root'></div>"
+           "<noscript>You need to enable JavaScript to run this app.</noscript></body></html>")
+    assert "enable JavaScript" not in clean_page(Page(app), None, mode="content").text
 
 
 @pytest.mark.parametrize("compiled", [True, False])
