@@ -58,6 +58,9 @@ _NO_TAG = [0.0] * len(TAGS)
 #: Columns of a block's row that describe its page and its run (see
 #: ``page_columns``), after the block's own.
 PAGE_COLUMNS = 10
+#: A block of this many words or more is prose (``page_columns``,
+#: ``page_threshold``; ``_speedups._page_columns`` says 30 too).
+PROSE_WORDS = 30
 #: Length of a block's feature row (see block_features).
 FEATURE_COUNT = 27 + len(TAGS) + len(HINTS) + 10 + PAGE_COLUMNS
 _HEADLINE = frozenset(("h1", "h2", "h3"))
@@ -316,7 +319,7 @@ def page_columns(blocks: list[Block], keys: list) -> list[list[float]]:
     total = sum(words)
     chars = sum(len(b.text) for b in blocks)
     links = sum(b.link_chars for b in blocks)
-    prose = sum(w for w in words if w >= 30)
+    prose = sum(w for w in words if w >= PROSE_WORDS)
     lists = sum(1 for b in blocks if (b.tag if type(b) is _TableBlock else b.element.tag) == "li")
     runs: dict = {}
     for b, key in zip(blocks, keys):
@@ -680,7 +683,7 @@ def page_threshold(words: list[int], threshold: float) -> float:
     """The keep threshold of a page of blocks of ``words`` words: the
     model's, or ``LISTING_THRESHOLD`` on a page with little prose."""
     total = sum(words)
-    if total and sum(n for n in words if n >= 30) < PROSE_SHARE * total:
+    if total and sum(n for n in words if n >= PROSE_WORDS) < PROSE_SHARE * total:
         return min(threshold, LISTING_THRESHOLD)
     return threshold
 
@@ -784,7 +787,7 @@ def show_noscript(root: etree._Element, words: int) -> bool:
     is changed in place (content mode's walks, its HTML and Markdown then
     all read the same content). A ``<noscript>`` of fewer than
     ``NOSCRIPT_WORDS`` words stays out: a script-only app's notice."""
-    shells = [e for e in root.iter("noscript")]
+    shells = list(root.iter("noscript"))
     if not shells:
         return False
     held = 0
