@@ -263,8 +263,14 @@ class _Worker:
                 n = os.write(self.task_fd, chunk)
             except BlockingIOError:
                 n = 0
-            except OSError:  # the worker is gone; its reader says so too
-                self.die()
+            except OSError:
+                # The worker is gone. Its reader reads what it answered
+                # before it died, then says so (``die``): dying here handed
+                # back answered tasks as unanswered, and blamed the first of
+                # them for the death (a page signed just before the one that
+                # killed the worker failed with it).
+                self.out.clear()
+                self.reactor.removeWriter(self.writer)
                 return
             if n < len(chunk):
                 self.out[0] = chunk[n:]
