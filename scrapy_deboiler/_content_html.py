@@ -347,42 +347,34 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
             if tag == "pre":
                 raw = True
             frames.append((end, owner, raw, shown_only, start, around, opened))
-            if owner == 1:
-                text = el.text
-                if text:
-                    if raw:
-                        out.append(escape(text, False))
-                        if not text.isspace():
-                            last = len(out)
-                    elif text.isspace():
-                        out.append(" ")
+            if owner != 1:
+                continue
+            text = el.text  # the element's own text, written below
+        else:
+            if event == "end":
+                end, _, _, _, start, _, _ = frames.pop()
+                if end is not None:
+                    if last <= start and end in _DROP_EMPTY_END:  # nothing shown inside
+                        spaced = len(out) > start + 1
+                        del out[start:]
+                        if spaced:
+                            out.append(" ")
                     else:
-                        out.append(escape(_trim(text), False))
-                        last = len(out)
-            continue
-        if event == "end":
-            end, _, _, _, start, _, _ = frames.pop()
-            if end is not None:
-                if last <= start and end in _DROP_EMPTY_END:  # nothing shown inside
-                    spaced = len(out) > start + 1
-                    del out[start:]
-                    if spaced:
-                        out.append(" ")
-                else:
-                    out.append(end)
-        frame = frames[-1]
-        if frame[1] == 1:
-            text = el.tail
-            if text:
-                if frame[2]:
-                    out.append(escape(text, False))
-                    if not text.isspace():
-                        last = len(out)
-                elif text.isspace():
-                    out.append(" ")
-                else:
-                    out.append(escape(_trim(text), False))
+                        out.append(end)
+            frame = frames[-1]
+            if frame[1] != 1:
+                continue
+            text, raw = el.tail, frame[2]  # the text after it, in its parent's block
+        if text:
+            if raw:
+                out.append(escape(text, False))
+                if not text.isspace():
                     last = len(out)
+            elif text.isspace():
+                out.append(" ")
+            else:
+                out.append(escape(_trim(text), False))
+                last = len(out)
     head = ""
     title = root.find("head/title")
     if title is not None and title.text and title.text.strip():
