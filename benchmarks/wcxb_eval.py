@@ -32,7 +32,6 @@ of ``without`` snippets absent from it (case and whitespace folded).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import re
@@ -41,16 +40,10 @@ import sys
 import tempfile
 from collections import Counter, defaultdict
 
+from score_annotated import read_jsonl  # noqa: E402 (benchmarks/, beside this script)
+
 TYPES = ("article", "service", "product", "collection", "forum", "listing", "documentation")
 _WORD = re.compile(r"\w+")
-
-
-def read_jsonl(path: str):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                yield json.loads(line)
 
 
 def word_f1(pred: str, gold: str) -> float:

@@ -3,6 +3,7 @@ and DEBOILER_BODY_ONLY / --body-only reaching select_content."""
 
 import json
 import logging
+import random
 
 import pytest
 import pytest_twisted
@@ -19,9 +20,8 @@ from scrapy_deboiler._worker import _WorkerState, decode_frame, encode_frame
 from crawling import crawl, serve_site, stat
 from sitegen import sentence, site_pages
 from test_cli import read, records, write
+from test_pipeline_items import DeclaredItem
 from test_pipeline import check_all_items_reached_the_feed, close
-
-import random
 
 
 def page(head: str = "", body: str = "", url: str = "https://www.example-news.com/story/1") -> str:
@@ -209,14 +209,9 @@ async def test_a_spiders_own_title_stays_and_the_field_can_be_renamed(tmp_path):
     assert stat(crawler2, "deboiler/items_title_kept") == 0
 
 
-class OldItem(scrapy.Item):
-    """An item class written before clean_title."""
-    url = scrapy.Field()
-    n = scrapy.Field()
-    html = scrapy.Field()
-    clean_text = scrapy.Field()
-    clean_html = scrapy.Field()
-    deboiler = scrapy.Field()
+class OldItem(DeclaredItem):
+    """An item class written before clean_title (the fields the pipeline
+    wrote then, and no more)."""
 
 
 class TitledItem(OldItem):
