@@ -123,7 +123,7 @@ def load(path: str, min_site_pages: int, variants: bool = False):
                         b2, rows2, keys2, container2 = page_view(p, m)
                         extra[name] = (np.array(rows2).reshape(len(b2), FEATURE_COUNT), [b.text for b in b2],
                                        keys2, container2)
-            head = headline(blocks, rows)
+            head = headline(rows)
             title = p.root.findtext(".//title") or ""
             pages.append((site, r["id"], rows,
                           [1.0 if k == head else label(b.text, norm, bag) for k, b in enumerate(blocks)],
@@ -132,7 +132,7 @@ def load(path: str, min_site_pages: int, variants: bool = False):
     return pages
 
 
-def headline(blocks, rows) -> int:
+def headline(rows) -> int:
     """The index of the headline block (``block_features``' own choice), or -1."""
     return next((k for k, row in enumerate(rows) if row[HEADLINE_COLUMN] == 1.0), -1)
 
