@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from ._clean import Page, clean_page, emptied_reason
+from ._clean import Page, clean_page, emptied_reason, empties_many
 from ._files import GZIP_LEVEL, DamagedInput, dumps, loads, open_binary, read_lines
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import FIT_MIN_PAGES, FitParams
@@ -271,8 +271,9 @@ class _Work:
                 self.kept[index] = (record, page, len(html))
         return infos
 
-    def clean(self, items: list[tuple[int, int, Item | None]]) -> list[tuple[bytes, str]]:
-        """(JSON line, status) of each item; an item of None was kept."""
+    def clean(self, items: list[tuple[int, int, Item | None]]) -> list[tuple[bytes, str, str]]:
+        """(JSON line, status, site where the status is ``emptied``) of each
+        item; an item of None was kept."""
         options, out = self.options, []
         assert self.db is not None
         for index, where, item in items:
@@ -285,7 +286,8 @@ class _Work:
                     rec = clean_record(record, options, self.db.state, page, size)
             else:
                 rec = clean_record(_record(item, where, options), options, self.db.state)
-            out.append((dumps(rec), rec["deboiler"]["status"]))
+            status = rec["deboiler"]
+            out.append((dumps(rec), status["status"], status["site"] if status["status"] == "emptied" else ""))
         return out
 
 
@@ -538,18 +540,39 @@ class _Run:
         finally:
             progress.close()
 
-    def fit(self) -> dict[str, int]:
+    def fit(self, save_later: bool = False) -> dict[str, int]:
+        """Fit the sites; ``save_later``: their models are saved after the
+        clean pass (``save_fitted``), which tells which of them empty their
+        pages."""
         store = self.store
         # --refit: the models fitted now replace the files, better or not.
-        save = (lambda site, model: store.save(site, model, force=self.refit)) if store is not None else (
-            lambda site, model: None)
+        save = (lambda site, model: store.save(site, model, force=self.refit)) if (
+            store is not None and not save_later) else (lambda site, model: None)
         o = self.options
         totals = self.db.fit(o.min_pages, o.max_fit_pages, o.params, save)
         if self.workers is not None:
             self.workers.broadcast("open", (self.db.path, self.cache))
         return totals
 
-    def third_pass(self) -> Iterator[tuple[bytes, str]]:
+    def save_fitted(self, emptied: Counter) -> int:
+        """Save the models fitted in this run, but those that emptied many
+        of their site's pages (``emptied``: a count by site; ``empties_many``):
+        their pages kept their text, and the next run would reuse the model.
+        Returns how many were not saved."""
+        if self.store is None:
+            return 0
+        refused = 0
+        for site, pages, model in self.db.fitted():
+            if empties_many(emptied[site], pages):
+                logger.warning("the model of %s is not saved: it emptied %d of its %d pages (they keep their "
+                               "text, status 'emptied'); the pages may be copies of one another", site,
+                               emptied[site], pages)
+                refused += 1
+                continue
+            self.store.save(site, model, force=self.refit)
+        return refused
+
+    def third_pass(self) -> Iterator[tuple[bytes, str, str]]:
         jobs = self.options.jobs
 
         def messages() -> Iterator[tuple[int, str, tuple]]:
@@ -600,18 +623,24 @@ def clean_file(src: str | os.PathLike, dst: str | os.PathLike, options: BatchOpt
     run = _Run(options, store, refit=False)
     totals = Counter({"records": 0, "cleaned": 0, "emptied": 0, "single_page": 0, "unchanged": 0, "skipped": 0,
                       "error": 0})
+    emptied: Counter = Counter()  # by site
     try:
         run.first_pass(src, keep=True)
-        run.fit()
+        run.fit(save_later=True)
         with open_binary(dst, "w", options.gzip_level) as out:
-            for line, status in run.third_pass():
+            for line, status, site in run.third_pass():
                 out.write(line + b"\n")
                 totals["records"] += 1
                 totals[status] += 1
+                if site:
+                    emptied[site] += 1
                 if status == "error" and totals["error"] == 1:  # the first says what; the count, how many
                     reason = (loads(line).get("deboiler") or {}).get("reason")
                     logger.warning("record %d: %s (each record's reason is in its \"deboiler\" field)",
                                    totals["records"], reason)
+        refused = run.save_fitted(emptied)
+        if refused:
+            totals["saves_refused_emptied"] = refused
     finally:
         run.close()
     for kind, n in run.archive.items():

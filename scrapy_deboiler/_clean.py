@@ -125,6 +125,18 @@ WHOLE_PAGE_SHARE = 0.5
 #: layout keeps its date heading, about 20 %.
 EMPTIED_SHARE = 0.95
 EMPTIED_MIN_CHARS = 50
+#: A model is not saved when it empties at least this share of the pages
+#: it was checked on (and two or more): one page may be a copy of the
+#: site's own template (a page of nothing but its nav), a quarter of them
+#: means the fit took content for template (one article under many URLs
+#: that the copy test missed, a syndicated text on every page).
+EMPTIED_PAGES_SHARE = 0.25
+
+
+def empties_many(emptied: int, pages: int) -> bool:
+    """Whether a model that emptied ``emptied`` of ``pages`` pages (its fit
+    pages, or its site's pages in a batch run) is unfit to be saved."""
+    return emptied >= 2 and emptied >= EMPTIED_PAGES_SHARE * pages
 
 
 MODES = ("boilerplate", "content")
@@ -369,7 +381,10 @@ def clean_page(
             fallback = "emptied"
         elif refused:
             fallback = "shared_parts"
-        if fallback in ("no_model", "emptied"):
+        # Content mode tries a model that would empty the page, and keeps
+        # its result where extracting the page alone keeps no more text
+        # (``_emptied_content``).
+        if fallback == "no_model" or (fallback == "emptied" and not content):
             model = None
     if not content and model is not None and _speedups is not None:
         # Boilerplate mode needs only where the subtrees are: no proxies.
@@ -399,6 +414,15 @@ def clean_page(
         kept: list | None = [] if markdown else None
         text, html, comments = select_content(page.root, skip=template, near=near, kept_out=kept,
                                                single=model is None, body_only=body_only, url=page.url)
+        if fallback == "emptied":
+            alone_kept: list | None = [] if markdown else None
+            alone = select_content(page.root, kept_out=alone_kept, single=True, body_only=body_only, url=page.url)
+            if _emptied_content(text, alone[0]):
+                text, html, comments = alone
+                kept, dropped, removed, blocks = alone_kept, [], 0, []
+                title = page_title(page.root, page.url)
+            else:  # the model took template only: a page of nav and a line
+                fallback = ""
         md = ""
         if kept is not None:
             md = tree_markdown(content_tree(page.root, set(kept), set(dropped), _is_hidden))
@@ -426,6 +450,16 @@ def clean_page(
     text, html, md = written
     return CleanResult(text, html, removed, list(page.notes), removed_blocks=blocks, markdown=md, title=title,
                        fallback=fallback, model_share=share)
+
+
+def _emptied_content(with_model: str, alone: str) -> bool:
+    """Content mode, a page the model would empty: whether the model ate
+    its content (the page's text extracted alone is more than twice the
+    text left with the model: session-id copies of one article kept the
+    session line) rather than the page being template but for a line (a
+    docs hub page of a sidebar and "Start with the guide": both give that
+    line, and the page is ``cleaned``)."""
+    return len(alone) > 2 * len(with_model)
 
 
 def fit_and_clean(

@@ -591,4 +591,5 @@ def _result(head: dict, blobs: list[memoryview]) -> CleanResult:
     return CleanResult(
         text=_text(blobs[0]), html=_text(blobs[1]), removed=head["removed"], notes=list(head["notes"]),
         comments=_text(blobs[2]), skipped=Skip(*skipped) if skipped else None,
-        removed_blocks=[tuple(b) for b in head["blocks"]], markdown=_text(blobs[3]), title=_text(blobs[4]))
+        removed_blocks=[tuple(b) for b in head["blocks"]], markdown=_text(blobs[3]), title=_text(blobs[4]),
+        fallback=head["fallback"], model_share=head["model_share"])

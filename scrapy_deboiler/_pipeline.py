@@ -26,7 +26,7 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
-from ._clean import CleanResult, Page, clean_page, emptied_reason
+from ._clean import CleanResult, Page, clean_page, emptied_reason, empties_many
 from ._content import default_model
 from ._executor import ProcessCleaner, WorkerError, WorkersGone
 from ._engine import crawl_state, flush_feeds, scraper_busy
@@ -133,6 +133,8 @@ class _Site:
     pages: int = 0
     bytes_in: int = 0
     bytes_out: int = 0
+    #: Why the site's model is not saved (it emptied many of its fit pages).
+    unsaved: str = ""
 
     def __post_init__(self) -> None:
         self.hold.name = self.name
@@ -773,6 +775,7 @@ class DeboilerPipeline:
         site.alone = None
         model = SiteModel.fit([(first[1], unpack_signatures(first[2])), (url, sigs)], self.params)
         self._fitted(site, model, frozenset((first[0], key)))
+        self._save(site, model)  # its two pages went on already, without a model
         self._inc("sites_fitted_alone")
         self._site_log("deboiler: fitted %s on %d pages released one at a time%s: %d boilerplate signatures",
                        site.name or "?", model.pages,
@@ -1042,9 +1045,10 @@ class DeboilerPipeline:
         return f"released with {n} page(s) held ({why}); fitting needs {FIT_MIN_PAGES}"
 
     def _fitted(self, site: _Site, model: SiteModel, keys: frozenset[str]) -> None:
-        """A model fitted here on the pages ``keys`` becomes the site's, and
-        is saved: provisional when they are fewer than DEBOILER_MIN_PAGES,
-        or when the site is pooled (the cluster's model is to replace it)."""
+        """A model fitted here on the pages ``keys`` becomes the site's:
+        provisional when they are fewer than DEBOILER_MIN_PAGES, or when the
+        site is pooled (the cluster's model is to replace it). It is saved
+        once those pages are cleaned (``_save_fitted``)."""
         model.provisional = len(keys) < self.min_pages or (site.hold.pooled and self.redis_up)
         if model.provisional:
             model.page_keys = keys
@@ -1052,6 +1056,22 @@ class DeboilerPipeline:
         self._inc("sites_fitted")
         if model.provisional:
             self._inc("sites_provisional")
+
+    def _save_fitted(self, site: _Site, model: SiteModel, results: list[CleanResult | None]) -> None:
+        """Save a model fitted on held pages once they are cleaned
+        (``results``, None where a page failed), unless it emptied many of
+        them (``empties_many``): those pages keep their text (``emptied``),
+        but a file would hand the model to the next crawl. The site keeps
+        it in memory, and none of its models is saved in this crawl."""
+        done = [r for r in results if r is not None]
+        emptied = sum(r.fallback == "emptied" for r in done)
+        if empties_many(emptied, len(done)):
+            site.unsaved = f"it emptied {emptied} of its {len(done)} fit pages"
+            self._inc("saves_refused_emptied")
+            logger.warning("deboiler: %s: the model fitted on %d pages is not saved: %s (its pages keep their "
+                           "text, status 'emptied'); the pages may be copies of one another that the copy "
+                           "test missed", site.name or "?", len(done), site.unsaved)
+            return
         self._save(site, model)
 
     def _sign_held(self, page: _HeldPage, force: bool = False) -> Deferred | None:
@@ -1089,8 +1109,9 @@ class DeboilerPipeline:
             signed, unsigned)
 
     def _start_fit(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
-        if self._cleaner is not None and self._cleaner.broken is None and all(
-                p.sigs is not None or p.signing is not None for p in pages):
+        cleaner = self._cleaner
+        if all(p.sigs is not None or p.signing is not None for p in pages) and (
+                (cleaner is not None and cleaner.broken is None) or all(p.sigs is not None for p in pages)):
             self._fit_signed(site, pages, reason)
         else:
             self._fit_whole(site, pages, reason)
@@ -1119,12 +1140,14 @@ class DeboilerPipeline:
                 self._fitted(site, model, frozenset(p.key for p in pages))
                 cleans = []
                 for p in pages:
-                    d = self._clean_shared(site, p.key, p.url, p.html, p.encoding, kept=True, fitted_on=True)
+                    d = self._clean_shared(site, p.key, p.url, p.html, p.encoding, p.parsed, kept=True,
+                                           fitted_on=True)
+                    p.parsed = None
                     d.addCallbacks(lambda r, p=p: self._resolve_page(site, p, r) or r[0],
                                    errback=lambda f, p=p: self._fail(site, p.items, f))
                     cleans.append(d)
                 self._after_fit(site, pages)
-                DeferredList(cleans).addCallback(lambda results: self._log_fit(
+                DeferredList(cleans).addCallback(lambda results: self._fit_done(
                     site, model, pages, [r for _, r in results], reason, started))
             finally:
                 if site.held:  # items that came in while the signatures were awaited
@@ -1141,6 +1164,18 @@ class DeboilerPipeline:
             site.alone = None
             if key not in {p.key for p in pages}:
                 self._absorb(site, key, url, unpack_signatures(sigs))
+
+    def _fit_done(self, site: _Site, model: SiteModel, pages: list[_HeldPage],
+                  results: list[CleanResult | None], reason: str, started: float) -> None:
+        """A fit's pages are cleaned (``results``: each page's, None where it
+        failed): its line, and its model saved. The items have gone on: a
+        fault here is logged and counted, never theirs."""
+        try:
+            self._log_fit(site, model, pages, results, reason, started)
+            self._save_fitted(site, model, results)
+        except Exception:
+            logger.exception("deboiler: saving the model of %s failed", site.name or "?")
+            self._inc("errors")
 
     def _log_fit(self, site: _Site, model: SiteModel, pages: list[_HeldPage],
                  results: list[CleanResult | None], reason: str, started: float) -> None:
@@ -1172,14 +1207,15 @@ class DeboilerPipeline:
                 self._remember(p.key, (r, model))
                 self._resolve_page(site, p, (r, model))
             self._after_fit(site, pages)
-            self._log_fit(site, model, pages, results, reason, started)
+            self._fit_done(site, model, pages, list(results), reason, started)
 
         split: list[Failure] = []
 
         def failed(f: Failure) -> None:
             cleaner = self._cleaner
-            if (f.check(WorkerError) and not f.check(WorkersGone) and len(pages) > 1
-                    and cleaner is not None and cleaner.broken is None):
+            in_worker = f.check(WorkerError) is not None
+            if len(pages) > 1 and not f.check(WorkersGone) and (
+                    not in_worker or (cleaner is not None and cleaner.broken is None)):
                 split.append(f)  # which page failed is not known: each is signed alone
             else:
                 self._fail(site, items, f)
@@ -1198,13 +1234,15 @@ class DeboilerPipeline:
         d.addBoth(finally_)
 
     def _split_fit(self, site: _Site, pages: list[_HeldPage], reason: str, failure: Failure) -> None:
-        """A fit task failed in a worker (it died on some page: a memory
-        limit, an OOM kill; or raised): each page is signed in a task of its
-        own, so the one that fails fails alone (``_without_failed``) and the
-        site is fitted on the others. Whole, it failed every held item."""
+        """A fit task failed (in a worker it died on some page: a memory
+        limit, an OOM kill; or a page raised, there or in the threads): each
+        page is signed in a task of its own, then cleaned alone, so the one
+        that fails fails alone (``_without_failed``, ``_fit_signed``) and
+        the site is fitted on the others. Whole, it failed every held item."""
         self._inc("fits_split")
-        logger.warning("deboiler: fitting %d pages of %s in a worker process failed (%s); each page is "
-                       "signed alone, so that only the page at fault fails", len(pages), site.name or "?",
+        where = "a worker process" if failure.check(WorkerError) else "the threads"
+        logger.warning("deboiler: fitting %d pages of %s in %s failed (%s); each page is signed alone, so "
+                       "that only the page at fault fails", len(pages), site.name or "?", where,
                        failure.getErrorMessage())
         try:
             for p in pages:
@@ -1212,9 +1250,27 @@ class DeboilerPipeline:
                     signing = self._sign_held(p, force=True)
                     if signing is not None:
                         signing.addErrback(lambda _: None)  # the page's own failure, kept in it
+                    else:
+                        self._sign_in_threads(p)
             self._fit_signed(site, pages, reason)
         except Exception:  # held items must never be stranded
             self._fail(site, [h for p in pages for h in p.items if not h.waiter.called], Failure())
+
+    def _sign_in_threads(self, page: _HeldPage) -> None:
+        """``_sign_held`` in the threads, for a fit that failed there: the
+        page is kept parsed for its clean (``page.parsed``), or fails alone."""
+        page.signing = done = Deferred()
+
+        def signed(parsed: Page) -> None:
+            page.sigs, page.parsed, page.signing = parsed.signatures, parsed, None
+            done.callback(None)
+
+        def unsigned(f: Failure) -> None:
+            page.signing, page.failed = None, f
+            logger.debug("deboiler: signing %s failed: %s", page.url, f.getErrorMessage())
+            done.callback(None)
+
+        self._in_pool(_sign_page, page.html, page.url, page.encoding, self.params).addCallbacks(signed, unsigned)
 
     def _learn(self, site: _Site) -> None:
         """DEBOILER_LEARN: extend the model with the pages cleaned since, and
@@ -1239,7 +1295,10 @@ class DeboilerPipeline:
         file has a finished one, or one of more pages: another crawl's)
         returns None. A failed save is one WARNING a site and cause, without
         a traceback for an OSError (a full disk, an unwritable folder: each
-        save of a broad crawl logged 20 lines), and counted."""
+        save of a broad crawl logged 20 lines), and counted. A site whose
+        fit emptied many of its pages saves nothing (``_save_fitted``)."""
+        if site.unsaved:
+            return
         try:
             written = self.store.save(site.name, model)
         except Exception as e:
@@ -1757,15 +1816,18 @@ class DeboilerPipeline:
         get = self.stats.get_value
         failed_saves = get("deboiler/saves_failed", 0)
         logger.log(logging.WARNING if failed_saves else logging.INFO,
-                   "deboiler: %d sites, %d items: %d cleaned, %d single pages, %d unchanged, "
-                   "%d skipped, %d errors%s%s", get("deboiler/sites", 0), get("deboiler/items_seen", 0),
-                   get("deboiler/items_cleaned", 0), get("deboiler/items_single_page", 0),
+                   "deboiler: %d sites, %d items: %d cleaned, %d emptied, %d single pages, %d unchanged, "
+                   "%d skipped, %d errors%s%s%s", get("deboiler/sites", 0), get("deboiler/items_seen", 0),
+                   get("deboiler/items_cleaned", 0), get("deboiler/items_emptied", 0),
+                   get("deboiler/items_single_page", 0),
                    get("deboiler/items_unchanged", 0), get("deboiler/items_skipped", 0),
                    get("deboiler/items_error", 0),
                    f", {get('deboiler/items_unwritable')} that cannot hold the clean fields (passed on "
                    "unchanged)" if get("deboiler/items_unwritable") else "",
                    f"; {failed_saves} failed saves of signature files ({len({s for s, _ in self._save_failures})} "
-                   f"sites: their models were not kept for the next crawl)" if failed_saves else "")
+                   f"sites: their models were not kept for the next crawl)" if failed_saves else "",
+                   f"; {get('deboiler/saves_refused_emptied')} models not saved: they emptied their fit pages"
+                   if get("deboiler/saves_refused_emptied") else "")
 
     # -- report ----------------------------------------------------------
 

@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from hashlib import blake2b
 
@@ -164,6 +164,12 @@ class SiteDB:
         db.execute("DELETE FROM samples")
         db.execute("COMMIT")
         return totals
+
+    def fitted(self) -> Iterator[tuple[str, int, SiteModel]]:
+        """(site, pages, model) of each site fitted in this run, by site."""
+        rows = self._db.execute("SELECT site, pages, model FROM sites WHERE source = 'fitted' ORDER BY site")
+        for site, pages, model in rows.fetchall():
+            yield site, pages, _load(site, model)
 
     # -- second pass -------------------------------------------------------
 

@@ -79,7 +79,8 @@ _RESULT_BLOBS = 5
 def _result_frame(i: int, result: CleanResult, sigs: frozenset[str] | None) -> tuple[dict, list[bytes]]:
     skipped = [result.skipped.kind, result.skipped.reason] if result.skipped is not None else None
     return ({"i": i, "removed": result.removed, "notes": result.notes, "skipped": skipped,
-             "blocks": result.removed_blocks, "sigs": sorted(sigs) if sigs is not None else None},
+             "blocks": result.removed_blocks, "sigs": sorted(sigs) if sigs is not None else None,
+             "fallback": result.fallback, "model_share": result.model_share},
             [_blob(result.text), _blob(result.html), _blob(result.comments), _blob(result.markdown),
              _blob(result.title)])
 

@@ -141,6 +141,18 @@ def with_session_line(html: str, sid: str) -> str:
     return html.replace('<div class="main">', f'<div class="main"><p class="session">Session ID: {sid}</p>', 1)
 
 
+def syndicated_page(site: str, k: int) -> tuple[str, str, str]:
+    """(url, html, article text) of copy ``k`` of one article run on many
+    pages of a site, each copy with its own list of 25 tags: too different
+    for a near copy (a tenth of the signatures differ), while nearly all
+    their text is shared."""
+    url, html, text = article_page(site, 3)
+    rng = random.Random(f"{site}/tags/{k}")
+    tags = "".join(f"<li><a href='/tag/{k}-{i}'>{rng.choice(WORDS)[:3]}</a></li>" for i in range(25))
+    html = html.replace('<div class="main">', f'<div class="main"><ul class="tags">{tags}</ul>', 1)
+    return f"http://{site}/articles/wire-{k:04d}.html", html, text
+
+
 def calendar_page(site: str, day: int, footer_links: int = 1) -> tuple[str, str, str]:
     """(url, html, heading) of a calendar page: a nav, a heading with the
     date, one sentence, two links, a footer; the pages differ in the date

@@ -4,6 +4,9 @@ page, and a page the model would empty keeps its text."""
 
 import gzip
 import json
+import logging
+import sys
+from pathlib import Path
 
 import pytest
 import pytest_twisted
@@ -11,7 +14,7 @@ from twisted.internet import reactor
 from twisted.web.server import Site
 
 from crawling import Pages, crawl, stat
-from sitegen import article_page, calendar_page, site_pages, with_session_line
+from sitegen import article_page, calendar_page, site_pages, syndicated_page, with_session_line
 from scrapy_deboiler import Page, SiteModel, clean_page, fit_and_clean
 from scrapy_deboiler._cli import main as cli_main
 from test_pipeline import close
@@ -155,3 +158,91 @@ async def test_a_crawl_of_session_id_copies_keeps_every_body(tmp_path, mode):
     copies = [i for i in items if "sid=" in i["url"]]
     assert len(copies) == 5 and all(i["deboiler"]["fit_pages"] == 21 for i in items)
     assert stat(crawler, "deboiler/items_cleaned") == 21
+
+
+def syndicated_site(n: int = 6) -> dict[str, str]:
+    """Paths to pages: one article on ``n`` pages, each with its own tags
+    (``sitegen.syndicated_page``), and an index linking them."""
+    pages = {}
+    for k in range(n):
+        url, html, _ = syndicated_page("wire", k)
+        pages["/" + url.split("/", 3)[3]] = html
+    pages["/"] = "<html><body><ul>" + "".join(f'<li><a href="{p}">x</a></li>' for p in pages) + "</ul></body></html>"
+    return pages
+
+
+def test_a_model_that_empties_its_fit_pages_empties_them_all():
+    """The premise of the tests below: without the copy test catching it,
+    the fit takes the shared article for template."""
+    pages = [syndicated_page("wire", k)[:2] for k in range(6)]
+    for mode in MODES:
+        model, results = fit_and_clean(pages, mode=mode)
+        assert model.boilerplate and [r.fallback for r in results] == ["emptied"] * 6
+
+
+@pytest.mark.parametrize("processes", (0, 1))
+@pytest.mark.parametrize("mode", MODES)
+@pytest_twisted.ensureDeferred
+async def test_a_model_that_empties_its_fit_pages_is_not_saved(tmp_path, mode, processes, caplog):
+    """Its pages keep their text (``emptied``), and no file hands the model
+    to the next crawl; the warning and the closing summary say so. With a
+    worker process the pages are signed there and cleaned after the fit."""
+    port = reactor.listenTCP(0, Site(Pages(syndicated_site())), interface="127.0.0.1")
+    try:
+        with caplog.at_level(logging.INFO, logger="scrapy_deboiler"):
+            crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"],
+                                         DEBOILER_MIN_PAGES=6, DEBOILER_MODE=mode, DEBOILER_PROCESSES=processes,
+                                         DEBOILER_INLINE_MAX_BYTES=0 if processes else 10**6)
+    finally:
+        close(port)
+    _, _, body = syndicated_page("wire", 0)
+    assert len(items) == 6
+    for item in items:
+        assert item["deboiler"]["status"] == "emptied", item["deboiler"]
+        assert body_kept(item["clean_text"], body)
+    assert stat(crawler, "deboiler/saves_refused_emptied") == 1
+    assert stat(crawler, "deboiler/items_emptied") == 6
+    assert not list((tmp_path / "signatures").glob("*.json*"))
+    assert "is not saved: it emptied 6 of its 6 fit pages" in caplog.text
+    assert "6 emptied" in caplog.text and "1 models not saved" in caplog.text
+
+
+@pytest.mark.parametrize("jobs", ("1", "2"))
+def test_the_cli_does_not_save_a_model_that_empties_its_pages(tmp_path, jobs):
+    """``clean --signatures``: the syndicated site's model is not saved, an
+    ordinary site's beside it is."""
+    pages = [syndicated_page("wire.example", k)[:2] for k in range(6)]
+    pages += [(u, h) for u, h, _ in site_pages("plain.example", 6)]
+    write_jsonl(tmp_path / "in.jsonl.gz", [{"url": u, "html": h} for u, h in pages])
+    folder = tmp_path / "sigs"
+    assert cli_main(["clean", str(tmp_path / "in.jsonl.gz"), str(tmp_path / "out.jsonl"), "--signatures",
+                     str(folder), "--jobs", jobs, "--no-progress"]) == 0
+    out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [r["deboiler"]["status"] for r in out] == ["emptied"] * 6 + ["cleaned"] * 6
+    assert [p.name.split("--")[0] for p in folder.iterdir()] == ["plain.example"]
+
+
+def docs_site() -> list[tuple[str, str]]:
+    """The demo's documentation site: a top bar, a long table of contents
+    and a footer on every page, a chapter each; its start page, last here,
+    is the template and one line."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "example_project"))
+    from website import DemoSite
+
+    site = DemoSite("docs", n_articles=20)
+    paths = sorted(p for p in site.pages if p != "/" and not p.endswith(".png"))
+    start = site.pages["/"].replace("<h1>Lantern documentation</h1><p>Start with the guide.</p>", "<p>Start here.</p>")
+    assert start != site.pages["/"]
+    return [(f"http://docs.example{p}", site.pages[p]) for p in paths] + [("http://docs.example/", start)]
+
+
+def test_a_page_of_template_and_one_line_is_cleaned_in_content_mode():
+    """The model takes nearly all the start page's text, rightly: extracted
+    alone, the page gives the same line, so content mode says ``cleaned``;
+    boilerplate mode, which has no such extraction, keeps its text."""
+    for mode, status in (("content", ""), ("boilerplate", "emptied")):
+        model, results = fit_and_clean(docs_site(), mode=mode)
+        start = results[-1]
+        assert start.fallback == status and start.model_share > 0.95
+        assert "Start here." in start.text
+        assert ("Table of contents" not in start.text) == (mode == "content")

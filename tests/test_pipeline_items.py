@@ -209,13 +209,18 @@ async def test_a_fault_while_fitting_or_cleaning_releases_items_unchanged(tmp_pa
     if where == "ItemAdapter":  # not even the status can be written: items pass as they came
         assert all("clean_text" not in i for i in items)
         return
+    if where == "_fit_site":  # the fit is split: each page signed alone, then fitted on and cleaned
+        assert stat(crawler, "deboiler/fits_split") >= 1 and not errors
+        assert {i["deboiler"]["status"] for i in items} == {"cleaned", "skipped"}
+        return
+    if where == "DeboilerPipeline._save":  # after the items went on, cleaned: only counted
+        assert not errors and stat(crawler, "deboiler/errors") >= 1
+        assert {i["deboiler"]["status"] for i in items} == {"cleaned", "skipped"}
+        return
     if where not in ("crawl_state", "DeboilerPipeline._load", "DeboilerPipeline._over_budget"):
         # the others are handled without touching items
         assert errors and all("injected fault" in i["deboiler"]["reason"] for i in errors)
     assert stat(crawler, "deboiler/errors") + stat(crawler, "deboiler/store_errors") >= 1
-    if where == "_fit_site":  # nothing could be fitted: errors, or too few pages left
-        assert {i["deboiler"]["status"] for i in items} <= {"error", "unchanged", "single_page", "skipped"}
-        assert len(errors) >= 10
 
 
 HOSTILE_FILES = {

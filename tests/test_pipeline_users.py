@@ -946,6 +946,36 @@ async def test_a_held_page_that_kills_its_worker_fails_alone(tmp_path, monkeypat
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_held_page_that_raises_in_the_threads_fails_alone(tmp_path, monkeypatch, caplog):
+    """Without worker processes, a page that raises while its site's held
+    pages are fitted (a parser bug) failed every held item of the site:
+    now the fit is split, each page signed alone in the threads; that page
+    is an error naming it, the others are fitted and cleaned without it."""
+    from scrapy_deboiler import _pipeline
+
+    def page(html, *args, **kwargs):
+        if 'class="page-3"' in html:
+            raise ValueError("a parser bug")
+        return _pipeline.Page.__wrapped__(html, *args, **kwargs)
+
+    page.__wrapped__ = _pipeline.Page
+    monkeypatch.setattr(_pipeline, "Page", page)
+    a, pa = serve_site(10, "alpha")
+    try:
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_PROCESSES=0, DEBOILER_MIN_PAGES=10)
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    errors = [i for i in items if i["deboiler"]["status"] == "error"]
+    assert [i["url"] for i in errors] == [a + "articles/0003.html"]
+    assert "a parser bug" in errors[0]["deboiler"]["reason"]
+    cleaned = [i for i in items if i["deboiler"]["status"] == "cleaned"]
+    assert len(cleaned) == 9 and {i["deboiler"]["fit_pages"] for i in cleaned} == {9}
+    assert stat(crawler, "deboiler/fits_split") == 1 and stat(crawler, "deboiler/pages_failed_held") == 1
+    assert "in the threads failed (a parser bug)" in caplog.text
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_finished_model_another_crawl_saved_is_not_replaced(tmp_path, caplog):
     """Two crawls sharing a signatures folder: while this one held a site's
     first pages, the other saved a finished model of it; this one, stopped
