@@ -14,7 +14,7 @@ from sitegen import site_pages
 from scrapy_deboiler._executor import ProcessCleaner, WorkerError, WorkersGone, decode_frame, encode_frame
 from scrapy_deboiler._clean import Page
 from scrapy_deboiler._model import FitParams, SiteModel
-from scrapy_deboiler._pipeline import _clean_one, _fit_site
+from scrapy_deboiler._workplace import clean_one as _clean_one, fit_site as _fit_site
 from scrapy_deboiler._store import model_to_json
 
 PARAMS = FitParams()

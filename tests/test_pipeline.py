@@ -236,7 +236,7 @@ async def test_worker_processes_clean_as_the_threads_do_and_markdown_rides_along
             def cleaner(item, spider, **kw):  # who cleans: the pipeline's worker processes, or None
                 middlewares = spider.crawler.engine.scraper.itemproc.middlewares
                 pipe, = [m for m in middlewares if isinstance(m, DeboilerPipeline)]
-                seen.add(pipe._cleaner and pipe._cleaner.processes)
+                seen.add(pipe.work.cleaner and pipe.work.cleaner.processes)
 
             crawler, items = await crawl(folder, [a, b], DEBOILER_PROCESSES=processes, DEBOILER_MARKDOWN=True,
                                          on_signal=(cleaner, signals.item_scraped))

@@ -168,9 +168,9 @@ async def test_keep_html_and_renamed_fields(tmp_path):
 
 @pytest_twisted.ensureDeferred
 async def test_a_fault_in_the_pipeline_itself_loses_no_item(tmp_path, monkeypatch):
-    from scrapy_deboiler import _pipeline
+    from scrapy_deboiler import _intake
 
-    monkeypatch.setattr(_pipeline, "site_of_url", boom)
+    monkeypatch.setattr(_intake, "site_of_url", boom)
     a, pa = serve_site(4, "alpha")
     try:
         crawler, items = await crawl(tmp_path, [a])
@@ -189,10 +189,15 @@ async def test_a_fault_in_the_pipeline_itself_loses_no_item(tmp_path, monkeypatc
 ])
 @pytest_twisted.ensureDeferred
 async def test_a_fault_while_fitting_or_cleaning_releases_items_unchanged(tmp_path, monkeypatch, where):
-    from scrapy_deboiler import _pipeline
+    from scrapy_deboiler import _intake, _output, _pipeline, _watchdog, _workplace
 
+    # Where each name is looked up; ItemAdapter in every part that reads or writes items.
+    modules = {"_fit_site": [(_workplace, "fit_site")], "_clean_one": [(_workplace, "clean_one")],
+               "check_page": [(_intake, "check_page")], "crawl_state": [(_watchdog, "crawl_state")],
+               "ItemAdapter": [(_intake, "ItemAdapter"), (_output, "ItemAdapter")]}
     target, _, name = where.rpartition(".")
-    monkeypatch.setattr(getattr(_pipeline, target) if target else _pipeline, name or where, boom)
+    for module, attr in modules[where] if where in modules else [(getattr(_pipeline, target), name)]:
+        monkeypatch.setattr(module, attr, boom)
     # 12 pages and one PDF for the skip path.
     a, pa = serve_site(12, "alpha", extra_pages={"/articles/z-pdf.html": b"%PDF-1.4 binary"})
     try:

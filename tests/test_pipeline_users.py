@@ -17,7 +17,7 @@ from twisted.web.server import NOT_DONE_YET, Site
 
 from crawling import crawl, serve_site, stat
 from sitegen import site_pages
-from scrapy_deboiler import _pipeline as pipeline_module
+from scrapy_deboiler import _pipeline_state
 from scrapy_deboiler._cli import main as cli_main
 from scrapy_deboiler._settings import DeboilerSettingsError
 from test_pipeline import check_all_items_reached_the_feed, close
@@ -180,7 +180,7 @@ async def test_sites_released_one_page_at_a_time_still_get_a_model(tmp_path, mod
     remembered, and the site's next page released so gives it a provisional
     model that learns until it has seen DEBOILER_MIN_PAGES. Lines about
     single sites go to DEBUG after the first few (here 3)."""
-    monkeypatch.setattr(pipeline_module, "_SITE_LINES", 3)
+    monkeypatch.setattr(_pipeline_state, "_SITE_LINES", 3)
     # Cleaned on the reactor thread, a page's signatures are there before the
     # next page arrives: which pages have a model is then certain. In a
     # worker process, pages released while the first ones are cleaned go
@@ -495,10 +495,10 @@ async def test_a_server_declaring_the_wrong_charset(tmp_path, caplog, charset):
 
 @pytest_twisted.ensureDeferred
 async def test_pages_are_cleaned_in_the_pipeline_threads(tmp_path, monkeypatch):
-    from scrapy_deboiler import _pipeline
+    from scrapy_deboiler import _workplace
 
     threads = []
-    clean_one, fit_site = _pipeline._clean_one, _pipeline._fit_site
+    clean_one, fit_site = _workplace.clean_one, _workplace.fit_site
 
     def recording(f):
         def run(*args):
@@ -506,8 +506,8 @@ async def test_pages_are_cleaned_in_the_pipeline_threads(tmp_path, monkeypatch):
             return f(*args)
         return run
 
-    monkeypatch.setattr(_pipeline, "_clean_one", recording(clean_one))
-    monkeypatch.setattr(_pipeline, "_fit_site", recording(fit_site))
+    monkeypatch.setattr(_workplace, "clean_one", recording(clean_one))
+    monkeypatch.setattr(_workplace, "fit_site", recording(fit_site))
     a, pa = serve_site(12, "alpha")
     try:
         crawler, items = await crawl(tmp_path, [a], DEBOILER_THREADS=2)
@@ -783,7 +783,7 @@ def signal_worker_at_response(n: int, signum: int, signalled: list):
         if signalled or spider.crawler.stats.get_value("response_received_count", 0) < n:
             return
         pipe, = [m for m in spider.crawler.engine.scraper.itemproc.middlewares if isinstance(m, DeboilerPipeline)]
-        worker = pipe._cleaner._workers[0]
+        worker = pipe.work.cleaner._workers[0]
         signalled.append(worker)
         os.kill(worker.proc.pid, signum)
 
@@ -951,15 +951,15 @@ async def test_a_held_page_that_raises_in_the_threads_fails_alone(tmp_path, monk
     pages are fitted (a parser bug) failed every held item of the site:
     now the fit is split, each page signed alone in the threads; that page
     is an error naming it, the others are fitted and cleaned without it."""
-    from scrapy_deboiler import _pipeline
+    from scrapy_deboiler import _workplace
 
     def page(html, *args, **kwargs):
         if 'class="page-3"' in html:
             raise ValueError("a parser bug")
-        return _pipeline.Page.__wrapped__(html, *args, **kwargs)
+        return _workplace.Page.__wrapped__(html, *args, **kwargs)
 
-    page.__wrapped__ = _pipeline.Page
-    monkeypatch.setattr(_pipeline, "Page", page)
+    page.__wrapped__ = _workplace.Page
+    monkeypatch.setattr(_workplace, "Page", page)
     a, pa = serve_site(10, "alpha")
     try:
         crawler, items = await crawl(tmp_path, [a], DEBOILER_PROCESSES=0, DEBOILER_MIN_PAGES=10)

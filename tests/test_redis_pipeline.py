@@ -114,7 +114,8 @@ def test_an_offer_that_brings_back_our_own_fit_is_left_to_the_fit(tmp_path, redi
     in the crawl test above)."""
     from scrapy.utils.test import get_crawler
 
-    from scrapy_deboiler._pipeline import DeboilerPipeline, _Site
+    from scrapy_deboiler._pipeline import DeboilerPipeline
+    from scrapy_deboiler._pipeline_state import _Site
     from scrapy_deboiler._redis import Offer
 
     caplog.set_level(logging.INFO, logger="scrapy_deboiler")
