@@ -11,6 +11,7 @@ from twisted.internet.defer import Deferred, fail
 from twisted.internet.threads import deferToThreadPool
 
 from ._clean import Page
+from ._holding import Release
 from ._model import SiteModel
 from ._pipeline_state import PipelineBase, _HeldPage, _Site
 from ._redis import FINAL_RANK, model_rank
@@ -33,10 +34,10 @@ class Cluster(PipelineBase):
     """Redis mode's glue: pools held pages' signatures, fits or adopts the
     cluster's model of a site."""
 
-    def _release_site(self, site: _Site, reason: str) -> None:
+    def _release_site(self, site: _Site, reason: Release) -> None:
         """Release a site the policy let go: a pooled one is fitted on the
         cluster's pool (what every worker sees), others on what they hold."""
-        if site.hold.pooled and self.redis_up and site.model is None and reason != "shutdown":
+        if site.hold.pooled and self.redis_up and site.model is None and reason != Release.SHUTDOWN:
             self._fit_pool(site, reason)
         else:
             self._release(site, reason)
@@ -98,7 +99,7 @@ class Cluster(PipelineBase):
             site.hold.pooled = False
             self._inc("redis/sites_local")
             if site.model is not None:
-                self._release(site, "model")
+                self._release(site, Release.MODEL)
                 continue
             reason = self.policy.at_arrival(site.hold)
             if reason is not None:
@@ -117,14 +118,14 @@ class Cluster(PipelineBase):
             site.lookup = False
             self._count_refused()
             if model is not None:
-                self._adopt(site, model, "lookup")
+                self._adopt(site, model, Release.LOOKUP)
                 return
             self._load(site)  # pages were pooled as they came: nothing else to do
             if site.model is not None:
                 site.hold.pooled = False
                 if not site.model.provisional:
                     self._publish_file(site, site.model)
-                self._release(site, "model")
+                self._release(site, Release.MODEL)
 
         d = self._in_redis(self.redis.model, site.name)
         d.addCallbacks(found, self._redis_failed)
@@ -196,13 +197,13 @@ class Cluster(PipelineBase):
             return
         mine = model_rank(site.model) if site.model is not None else -1
         if offer.model is not None and model_rank(offer.model) > mine:
-            self._adopt(site, offer.model, "pool_model")
+            self._adopt(site, offer.model, Release.POOL_MODEL)
             return
         reason = self.policy.at_pool(site.hold, offer.size, time.monotonic())
         if reason is not None:
             self._fit_pool(site, reason)
 
-    def _fit_pool(self, site: _Site, reason: str) -> None:
+    def _fit_pool(self, site: _Site, reason: Release) -> None:
         """Fit the site's pool (any worker gets the same model), publish it
         unless a model as good is there, and release the held items with the
         model that stays. A pool too small or unreachable: the local rules."""
@@ -219,7 +220,7 @@ class Cluster(PipelineBase):
             self._count_refused()
             model, pooled = result
             if model is None:  # under two usable pages in the pool, or a refused model
-                if reason in ("pool_full", "pool_model"):
+                if reason in (Release.POOL_FULL, Release.POOL_MODEL):
                     self._go_local([site])  # nothing to use from Redis: the local rules
                 else:
                     # Released early (budget, timeout, closing) before the
@@ -248,7 +249,7 @@ class Cluster(PipelineBase):
         d.addCallbacks(done, failed)
         d.addErrback(self._pipeline_error)
 
-    def _adopt(self, site: _Site, model: SiteModel, reason: str, logged: bool = False) -> None:
+    def _adopt(self, site: _Site, model: SiteModel, reason: Release, logged: bool = False) -> None:
         """The site's model came from Redis: use it, save it in the file
         store too (what a worker without Redis reads), release held items.
         ``logged``: the caller said so already (it fitted the pool)."""
@@ -326,7 +327,7 @@ class Cluster(PipelineBase):
             mine = model_rank(site.model) if site.model is not None else -1
             if rank > mine and (rank >= FINAL_RANK or site.model is not None):
                 # A better model was published (another worker filled the pool).
-                self._fit_pool(site, "pool_model")
+                self._fit_pool(site, Release.POOL_MODEL)
                 continue
             reason = self.policy.at_pool(site.hold, size, now)
             if reason is not None:

@@ -12,6 +12,7 @@ from twisted.python.failure import Failure
 
 from ._clean import CleanResult, Page, empties_many
 from ._executor import WorkerError, WorkersGone
+from ._holding import Release
 from ._model import SiteModel
 from ._pipeline_state import PipelineBase, _HeldPage, _Site
 from ._redis import unpack_signatures
@@ -90,7 +91,7 @@ class Fitting(PipelineBase):
         return cleaner.sign(page.key, page.html, page.url, page.encoding, self.params).addCallbacks(
             signed, unsigned)
 
-    def _start_fit(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
+    def _start_fit(self, site: _Site, pages: list[_HeldPage], reason: Release) -> None:
         cleaner = self.work.cleaner
         if all(p.sigs is not None or p.signing is not None for p in pages) and (
                 (cleaner is not None and cleaner.broken is None) or all(p.sigs is not None for p in pages)):
@@ -98,7 +99,7 @@ class Fitting(PipelineBase):
         else:
             self._fit_whole(site, pages, reason)
 
-    def _fit_signed(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
+    def _fit_signed(self, site: _Site, pages: list[_HeldPage], reason: Release) -> None:
         """Fit a site on the signatures workers sent for its held pages
         (waiting for those still signing), then clean the pages where they
         are kept parsed. A page whose signing failed in a worker fails alone
@@ -133,7 +134,7 @@ class Fitting(PipelineBase):
                     site, model, pages, [r for _, r in results], reason, started))
             finally:
                 if site.held:  # items that came in while the signatures were awaited
-                    self._release(site, "after_fit")
+                    self._release(site, Release.AFTER_FIT)
 
         d = DeferredList(waiting) if waiting else succeed(None)
         d.addCallback(fit)
@@ -148,7 +149,7 @@ class Fitting(PipelineBase):
                 self._absorb(site, key, url, unpack_signatures(sigs))
 
     def _fit_done(self, site: _Site, model: SiteModel, pages: list[_HeldPage],
-                  results: list[CleanResult | None], reason: str, started: float) -> None:
+                  results: list[CleanResult | None], reason: Release, started: float) -> None:
         """A fit's pages are cleaned (``results``: each page's, None where it
         failed): its line, and its model saved. The items have gone on: a
         fault here is logged and counted, never theirs."""
@@ -160,7 +161,7 @@ class Fitting(PipelineBase):
             self._inc("errors")
 
     def _log_fit(self, site: _Site, model: SiteModel, pages: list[_HeldPage],
-                 results: list[CleanResult | None], reason: str, started: float) -> None:
+                 results: list[CleanResult | None], reason: Release, started: float) -> None:
         """The fit's line; ``results``: each page's clean, None where it failed."""
         done = [(p, r) for p, r in zip(pages, results) if r is not None]
         removed = 1 - sum(len(r.html) for _, r in done) / max(1, sum(len(p.html) for p, _ in done))
@@ -172,7 +173,7 @@ class Fitting(PipelineBase):
                        f" ({early}provisional: it learns until it has seen {self.min_pages})"
                        if model.provisional else "", len(model.boilerplate), 100 * removed, failed)
 
-    def _fit_whole(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
+    def _fit_whole(self, site: _Site, pages: list[_HeldPage], reason: Release) -> None:
         """Parse, fit and clean a site's held pages in one task (threads, or
         a worker process where some page was not signed ahead)."""
         site.hold.busy = True
@@ -208,14 +209,14 @@ class Fitting(PipelineBase):
             if split:
                 self._split_fit(site, pages, reason, split[0])
             elif site.held:  # items that came in while fitting
-                self._release(site, "after_fit")
+                self._release(site, Release.AFTER_FIT)
 
         items = [h for p in pages for h in p.items]
         d.addCallbacks(done, failed)
         d.addErrback(lambda f: self._fail(site, [h for h in items if not h.waiter.called], f))
         d.addBoth(finally_)
 
-    def _split_fit(self, site: _Site, pages: list[_HeldPage], reason: str, failure: Failure) -> None:
+    def _split_fit(self, site: _Site, pages: list[_HeldPage], reason: Release, failure: Failure) -> None:
         """A fit task failed (in a worker it died on some page: a memory
         limit, an OOM kill; or a page raised, there or in the threads): each
         page is signed in a task of its own, then cleaned alone, so the one

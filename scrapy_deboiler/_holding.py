@@ -19,9 +19,41 @@ with a reason (a stat: ``deboiler/released/{reason}``):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Iterable, Protocol
 
-__all__ = ["CrawlStatus", "Hold", "HoldingPolicy"]
+__all__ = ["CrawlStatus", "Hold", "HoldingPolicy", "Release"]
+
+
+class Release(str, Enum):
+    """Why a site's held items go (the module's docstring says when). The
+    value is the stat's key, ``deboiler/released/{value}``: a reason is
+    named here once, so a misspelt one fails instead of making a new stat."""
+
+    THRESHOLD = "threshold"
+    POOL_FULL = "pool_full"
+    POOL_QUIET = "pool_quiet"
+    #: Redis mode: the cluster published the site's model.
+    POOL_MODEL = "pool_model"
+    BUDGET = "budget"
+    TIMEOUT = "timeout"
+    CLOSING = "closing"
+    STARVED = "starved"
+    QUIET = "quiet"
+    #: Items that arrived while the site's fit ran.
+    AFTER_FIT = "after_fit"
+    #: Redis mode: the cluster had the site's model when it was looked up.
+    LOOKUP = "lookup"
+    #: Redis mode: no model in the cluster, but a signature file had one.
+    MODEL = "model"
+    #: The reactor is stopping (Ctrl-C).
+    SHUTDOWN = "shutdown"
+    #: The watchdog's tick failed: everything held goes.
+    WATCHDOG_ERROR = "watchdog_error"
+
+    # Written as its value, in any Python (as 3.11's StrEnum is).
+    __str__ = str.__str__
+    __format__ = str.__format__
 
 
 class CrawlStatus(Protocol):
@@ -67,21 +99,21 @@ class HoldingPolicy:
         self.quiet_ticks = quiet_ticks
         self._quiet = 0
 
-    def at_arrival(self, site: Hold) -> str | None:
+    def at_arrival(self, site: Hold) -> Release | None:
         """A page was held: release its site now? Pooled sites go by their
         pool (``at_pool``), not by what this worker holds."""
         if site.busy or site.pooled:
             return None
-        return "threshold" if site.pages >= self.min_pages else None
+        return Release.THRESHOLD if site.pages >= self.min_pages else None
 
-    def at_pool(self, site: Hold, size: int, now: float) -> str | None:
+    def at_pool(self, site: Hold, size: int, now: float) -> Release | None:
         """The site's pool was seen with ``size`` pages: note growth; fit it
         once full."""
         if size != site.pool_size or not site.pool_grew:
             site.pool_size = size
             site.pool_grew = now
         if site.pooled and not site.busy and size >= self.min_pages:
-            return "pool_full"
+            return Release.POOL_FULL
         return None
 
     def over_budget(self, sites: Iterable[Hold], held_bytes: int) -> list[Hold]:
@@ -97,7 +129,7 @@ class HoldingPolicy:
         return out
 
     def at_tick(self, sites: Iterable[Hold], crawl: CrawlStatus, busy: bool,
-                now: float) -> list[tuple[Hold, str]]:
+                now: float) -> list[tuple[Hold, Release]]:
         """The watchdog's tick: which sites go and why. ``busy``: some fit
         runs (it may release items itself)."""
         sites = [s for s in sites if s.pages]
@@ -106,13 +138,13 @@ class HoldingPolicy:
             return []
         if crawl.closing:
             self._quiet = 0
-            return [(s, "closing") for s in sites]
+            return [(s, Release.CLOSING) for s in sites]
         if crawl.starved and not busy:
             self._quiet = 0
-            return [(s, "starved") for s in sites]
+            return [(s, Release.STARVED) for s in sites]
         if not crawl.quiet or busy:
             self._quiet = 0
-            return [(s, "timeout") for s in sites
+            return [(s, Release.TIMEOUT) for s in sites
                     if not s.pooled and not s.busy and now - s.since >= self.max_hold]
         self._quiet += 1
         if self._quiet < self.quiet_ticks:
@@ -120,9 +152,9 @@ class HoldingPolicy:
         out = []
         for s in sites:
             if not s.pooled:
-                out.append((s, "quiet"))
+                out.append((s, Release.QUIET))
             elif not s.busy and now - s.pool_grew >= self.pool_wait:
-                out.append((s, "pool_quiet"))
+                out.append((s, Release.POOL_QUIET))
         if len(out) == len(sites):
             self._quiet = 0
         return out

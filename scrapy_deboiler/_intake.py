@@ -14,6 +14,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import load_object
 from twisted.internet.defer import Deferred
 
+from ._holding import Release
 from ._limits import Skip, check_page
 from ._middleware import response_url
 from ._pipeline_state import PipelineBase, _Held, _HeldPage
@@ -182,7 +183,7 @@ class Intake(PipelineBase):
         items until what stays held fits the budget (broad crawls meet
         thousands of sites that never reach DEBOILER_MIN_PAGES)."""
         for hold in self.policy.over_budget([s.hold for s in self.sites.values()], self.held_bytes):
-            self._release_site(self.sites[hold.name], "budget")
+            self._release_site(self.sites[hold.name], Release.BUDGET)
 
     def _skipped(self, item: Any, url: str, skip: Skip) -> Any:
         """A page that is not parsed (too large, not HTML) goes on at once,

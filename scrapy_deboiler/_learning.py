@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from ._holding import Release
 from ._model import SiteModel
 from ._pipeline_state import PipelineBase, _Site
 from ._redis import pack_signatures, unpack_signatures
@@ -69,7 +70,7 @@ class Learning(PipelineBase):
                        f" (provisional: it learns until it has seen {self.min_pages})" if model.provisional else "",
                        len(model.boilerplate))
         if site.held:  # pages held since: the model is here
-            self._release(site, "after_fit")
+            self._release(site, Release.AFTER_FIT)
 
     def _complete(self, site: _Site) -> None:
         """Add a provisional model's new pages to it (compared among

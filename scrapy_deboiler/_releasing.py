@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from ._holding import Release
 from ._model import FIT_MIN_PAGES
 from ._pipeline_state import PipelineBase, _HeldPage, _Site
 
@@ -14,16 +15,16 @@ logger = logging.getLogger(__name__)
 
 #: Releases that come before a site could have all its pages, and what the
 #: status reason says of them.
-_RELEASED_EARLY = {"budget": "held HTML over DEBOILER_MAX_HELD_BYTES",
-                   "timeout": "held for DEBOILER_MAX_HOLD_SECONDS",
-                   "starved": "Scrapy's scraper slot was full"}
+_RELEASED_EARLY = {Release.BUDGET: "held HTML over DEBOILER_MAX_HELD_BYTES",
+                   Release.TIMEOUT: "held for DEBOILER_MAX_HOLD_SECONDS",
+                   Release.STARVED: "Scrapy's scraper slot was full"}
 
 
 class Releasing(PipelineBase):
     """Lets a held site go: its pages cleaned with its model, each alone, or
     fitted on."""
 
-    def _release(self, site: _Site, reason: str) -> None:
+    def _release(self, site: _Site, reason: Release) -> None:
         """Let a site's held items go: cleaned when it has (or gets) a model,
         unchanged with a reason when it cannot have one."""
         if site.hold.busy or not site.held:
@@ -43,18 +44,18 @@ class Releasing(PipelineBase):
                         self.held -= 1
                         h.waiter.callback(self._unchanged(h.item, "error", f"{type(e).__name__}: {e}"))
 
-    def _release_held(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
-        self._inc(f"released/{reason}", sum(len(p.items) for p in pages))
+    def _release_held(self, site: _Site, pages: list[_HeldPage], reason: Release) -> None:
+        self._inc(f"released/{Release(reason).value}", sum(len(p.items) for p in pages))
         self._clean_or_fit(site, pages, reason)
 
-    def _clean_or_fit(self, site: _Site, pages: list[_HeldPage], reason: str) -> None:
+    def _clean_or_fit(self, site: _Site, pages: list[_HeldPage], reason: Release) -> None:
         """Released pages: cleaned with the site's model, each alone (too few
         for one), or fitted on. Pages that failed in a worker fail alone first."""
         pages = self._without_failed(site, pages)
         if not pages:
             return
         alone = site.model is None and len(pages) < FIT_MIN_PAGES
-        remember = alone and not site.hold.pooled and reason != "shutdown"
+        remember = alone and not site.hold.pooled and reason != Release.SHUTDOWN
         if alone:
             # Too few pages for a model: remember their signatures (with the
             # site's next page released so, they give it one), and extract
@@ -89,7 +90,7 @@ class Releasing(PipelineBase):
                 self._fail(site, p.items, p.failed)
         return ok
 
-    def _alone_reason(self, site: _Site, n: int, reason: str) -> str:
+    def _alone_reason(self, site: _Site, n: int, reason: Release) -> str:
         """Why a site's released pages have no model: the site has too few,
         or it was released before it held enough at once (``n`` counts the
         pages released now, not the site's)."""

@@ -11,6 +11,7 @@ from scrapy import Spider
 from twisted.internet.defer import Deferred
 
 from ._engine import crawl_state, flush_feeds, scraper_busy
+from ._holding import Release
 from ._model import SiteModel
 from ._pipeline_state import PipelineBase
 from ._report import write_report
@@ -50,7 +51,7 @@ class Watchdog(PipelineBase):
         except Exception:  # the watchdog must keep running, and never strand items
             logger.exception("deboiler: watchdog error; releasing held items")
             self._inc("errors")
-            self._release_all("watchdog_error")
+            self._release_all(Release.WATCHDOG_ERROR)
 
     def _check_workers(self) -> None:
         """A worker process that answers nothing for DEBOILER_WORKER_TIMEOUT
@@ -67,7 +68,7 @@ class Watchdog(PipelineBase):
         if cleaner.deaths:
             self.stats.set_value("deboiler/worker_restarts", cleaner.deaths)
 
-    def _release_all(self, reason: str) -> None:
+    def _release_all(self, reason: Release) -> None:
         for site in list(self.sites.values()):
             self._release(site, reason)
 
@@ -81,7 +82,7 @@ class Watchdog(PipelineBase):
         from twisted.internet import reactor
 
         if self.held:
-            self._release_all("shutdown")
+            self._release_all(Release.SHUTDOWN)
         if not self._inflight and not self.busy and not scraper_busy(self.crawler):
             flush_feeds(self.crawler)
             return None
@@ -93,7 +94,7 @@ class Watchdog(PipelineBase):
 
         def check() -> None:
             if self.held:  # came in meanwhile (a response whose callback ran)
-                self._release_all("shutdown")
+                self._release_all(Release.SHUTDOWN)
             idle = not self._inflight and not self.busy and not scraper_busy(self.crawler)
             now = time.monotonic()
             cleaner = self.work.cleaner

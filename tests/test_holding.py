@@ -89,3 +89,22 @@ def test_a_site_waiting_too_long_goes_while_the_crawl_runs():
     assert names(policy.at_tick([new], BUSY_CRAWL, busy=False, now=210.0)) == [("new", "timeout")]
     # Without max_hold a site waits for the threshold, the budget or the end.
     assert HoldingPolicy(min_pages=5, max_held_bytes=10**9).at_tick([old], BUSY_CRAWL, busy=False, now=1e9) == []
+
+
+def test_release_reasons_are_named_once_and_documented():
+    """A reason is a member of ``Release``, whose value is its stat's key: a
+    misspelt reason fails instead of making a new stat, and the docs list
+    exactly the stats there are."""
+    import re
+    from pathlib import Path
+
+    import pytest
+
+    from scrapy_deboiler._holding import Release
+
+    with pytest.raises(ValueError):
+        Release("treshold")
+    assert f"released/{Release.AFTER_FIT}" == "released/after_fit"
+    root = Path(__file__).resolve().parent.parent
+    text = "".join(p.read_text() for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))])
+    assert set(re.findall(r"released/([a-z_]+)", text)) == {r.value for r in Release}
