@@ -16,7 +16,6 @@ from twisted.internet.defer import Deferred
 
 from ._holding import Release
 from ._limits import Skip, check_page
-from ._middleware import response_url
 from ._pipeline_state import PipelineBase, _Held, _HeldPage
 from ._urls import site_of_url
 
@@ -50,13 +49,12 @@ class Intake(PipelineBase):
             html = adapter.get(self.html_field)
             encoding = (adapter.get(self.encoding_field)
                         if self.encoding_field and self.encoding_field in adapter else None)
-            prior = adapter.get(self.status_field) if self.status_field in adapter else None
         except Exception as e:  # not an item ItemAdapter knows
             return self._unchanged(item, "error", f"cannot read item: {type(e).__name__}: {e}")
         if not isinstance(html, (str, bytes)):
-            if isinstance(prior, dict) and prior.get("status") == "not_html":  # the middleware's mark
+            not_html, ctype = self.handoff.not_html(item)
+            if not_html:  # the middleware saw its response
                 self._inc("skipped/not-html")
-                ctype = prior.get("content_type")
                 return self._unchanged(item, "skipped", f"not an HTML response ({ctype or 'no Content-Type'})",
                                        kind="not-html")
             if html is not None:  # a number, a list ...: the spider put something else there
@@ -73,7 +71,8 @@ class Intake(PipelineBase):
         # one response, even when each carries its own URL (a listing's items
         # with their detail links): a page counts once, is cleaned once and
         # is placed among its site's pages by where it was fetched.
-        key, url = self._page_key(url, html)
+        origin = self.handoff.origin(html)
+        key, url = self._page_key(origin.url if origin is not None else url, html)
         name = site_of_url(url)
         site = self.sites.get(name)
         if site is None:
@@ -82,8 +81,7 @@ class Intake(PipelineBase):
             self.sites.move_to_end(name)
         encoding = encoding if isinstance(encoding, str) else None
         # The middleware's notes on decoding the response (a wrong declared encoding).
-        notes = [n for n in prior.get("notes", ()) if isinstance(n, str)] if (
-            isinstance(prior, dict) and prior.get("status") == "decoded") else []
+        notes = list(origin.notes) if origin is not None else []
         self._inc("bytes_in", len(html))
         site.bytes_in += len(html)
         rep = site.report
@@ -129,13 +127,13 @@ class Intake(PipelineBase):
         """A page's identity (its URL without fragment and a digest of its
         content) and its URL. The items of one response share one HTML
         object: its digest is computed once, and they all take the URL the
-        middleware fetched it from, else the first of them's (a few recent
-        objects are remembered)."""
-        hit = self._digests.get(id(html))
+        middleware fetched it from (the caller's ``url`` then), else the
+        first of them's (a few recent objects are remembered: by the HTML
+        itself, whose hash the string keeps, and a hit is the very object)."""
+        hit = self._digests.get(html)
         if hit is not None and hit[0] is html:
             digest, url = hit[1], hit[2]
         else:
-            url = response_url(html) or url
             data = memoryview(html if isinstance(html, bytes) else html.encode("utf-8", "surrogatepass"))
             h = blake2b(digest_size=16)
             # In pieces hashlib hashes without releasing the GIL: on the
@@ -144,7 +142,7 @@ class Intake(PipelineBase):
             for i in range(0, len(data), _HASH_PIECE):
                 h.update(data[i:i + _HASH_PIECE])
             digest = h.digest()
-            self._digests[id(html)] = (html, digest, url)  # the reference keeps id() unique
+            self._digests[html] = (html, digest, url)
             if len(self._digests) > 16:
                 self._digests.popitem(last=False)
         base = url.split("#", 1)[0].encode("utf-8", "surrogatepass")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
@@ -14,6 +13,7 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from w3lib.encoding import http_content_type_encoding
 
+from ._handoff import PageOrigin, handoff
 from ._limits import binary_kind
 from ._loading import decode_page, lossy_decoding
 from ._settings import enabled, read_settings
@@ -26,35 +26,6 @@ logger = logging.getLogger(__name__)
 #: Hosts remembered for logging a wrong declared encoding once each; beyond
 #: them (a broad crawl) the log lines are DEBUG and the stat counts.
 _MAX_FALLBACK_HOSTS = 10_000
-
-
-#: The HTML the middleware gave items lately, by object, with the URL of the
-#: response it came from: a listing's items carry their detail links as
-#: ``url``, and the pipeline still counts, cleans and places their page as the
-#: one page it is (``response_url``). Bounded: a page's items reach the
-#: pipeline right after the callback yields them.
-_RECENT: OrderedDict[int, tuple[str, str]] = OrderedDict()
-_RECENT_MAX = 32
-_RECENT_MAX_CHARS = 8_000_000
-_recent_chars = 0
-
-
-def response_url(html: object) -> str | None:
-    """The URL of the response whose HTML ``html`` is (the very object the
-    middleware gave its items), or None."""
-    hit = _RECENT.get(id(html))
-    return hit[1] if hit is not None and hit[0] is html else None
-
-
-def _remember_page(text: str, url: str) -> None:
-    global _recent_chars
-    old = _RECENT.pop(id(text), None)
-    if old is not None:
-        _recent_chars -= len(old[0])
-    _RECENT[id(text)] = (text, url)  # the reference keeps id() unique
-    _recent_chars += len(text)
-    while len(_RECENT) > 1 and (len(_RECENT) > _RECENT_MAX or _recent_chars > _RECENT_MAX_CHARS):
-        _recent_chars -= len(_RECENT.popitem(last=False)[1][0])
 
 
 def _forget_tree(response: Response | None) -> None:
@@ -95,6 +66,8 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
         self.status_field = cfg.status_field
         self.stats = crawler.stats
         self._unwritable: set[type] = set()
+        #: What it tells the crawl's pipeline (``_handoff``).
+        self.handoff = handoff(crawler)
         self._decoded: tuple[Response, str, list[str]] | None = None
         #: Hosts whose wrong declared encoding has been logged at INFO.
         self._fallback_hosts: set[str] = set()
@@ -103,7 +76,8 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
         """The response's HTML and decoding notes, worked out once for all
         the items of a response."""
         if self._decoded is not None and self._decoded[0] is response:
-            _remember_page(self._decoded[1], response.url)  # still recent while its items come
+            # still recent while its items come
+            self.handoff.remember(self._decoded[1], PageOrigin(response.url, tuple(self._decoded[2])))
             return self._decoded[1], self._decoded[2]
         text, notes = response.text, []
         if lossy_decoding(response.body, text, response.encoding) and binary_kind(response.body) is None:
@@ -122,7 +96,7 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
                        "; the host's other pages so decoded are counted in "
                        "deboiler/middleware/encoding_fallback" if level == logging.INFO else "")
         self._decoded = (response, text, notes)
-        _remember_page(text, response.url)
+        self.handoff.remember(text, PageOrigin(response.url, tuple(notes)))
         return text, notes
 
     # Held items keep their response alive (Scrapy's scraper slot refers to
@@ -148,11 +122,9 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
         if not isinstance(response, HtmlResponse):
             self.stats.inc_value("deboiler/middleware/not_html")
             try:  # tell the pipeline why there is no HTML: nothing is misconfigured
-                adapter = ItemAdapter(item)
-                if adapter.get(self.html_field) is None and adapter.get(self.status_field) is None:
+                if ItemAdapter(item).get(self.html_field) is None:
                     ctype = response.headers.get(b"Content-Type", b"").decode("latin-1")
-                    adapter[self.status_field] = {"status": "not_html",
-                                                  "content_type": ctype.split(";")[0].strip() or None}
+                    self.handoff.mark_not_html(item, ctype.split(";")[0].strip() or None)
             except (KeyError, TypeError, AttributeError):
                 pass
             return item
@@ -166,11 +138,8 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
             failed, error = [(self.url_field, "DEBOILER_URL_FIELD")], e
         try:
             if _lacks(adapter.get(self.html_field)):
-                html, notes = self._html(response)
+                html, _ = self._html(response)  # its notes go to the pipeline with it (``handoff``)
                 adapter[self.html_field] = html
-                if notes and adapter.get(self.status_field) is None:
-                    # The pipeline reads these notes (and keeps this HTML).
-                    adapter[self.status_field] = {"status": "decoded", "notes": notes}
         except (KeyError, TypeError, AttributeError) as e:
             failed, error = [*failed, (self.html_field, "DEBOILER_HTML_FIELD")], error or e
         if failed and type(item) not in self._unwritable:

@@ -22,6 +22,7 @@ from twisted.python.threadpool import ThreadPool
 
 from ._clean import CleanResult, Page
 from ._content import default_model
+from ._handoff import handoff
 from ._holding import Hold, HoldingPolicy
 from ._limits import Limits
 from ._model import FitParams, SiteModel
@@ -206,7 +207,9 @@ class PipelineBase:
         self._inflight: dict[str, list[Deferred]] = {}
         self._results: OrderedDict[str, tuple[CleanResult, SiteModel | None]] = OrderedDict()
         self._results_chars = 0
-        self._digests: OrderedDict[int, tuple[Any, bytes, str]] = OrderedDict()
+        self._digests: OrderedDict[str | bytes, tuple[str | bytes, bytes, str]] = OrderedDict()
+        #: What the crawl's spider middleware says of the pages it gave items.
+        self.handoff = handoff(crawler)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     def _site_log(self, msg: str, *args: Any) -> None:

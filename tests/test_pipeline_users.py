@@ -12,10 +12,11 @@ import pytest_twisted
 from scrapy import signals
 from scrapy.settings import Settings
 from twisted.internet import reactor
+from twisted.internet.defer import Deferred, DeferredList
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Site
 
-from crawling import crawl, serve_site, stat
+from crawling import crawl, serve_site, settings, stat
 from sitegen import site_pages
 from scrapy_deboiler import _pipeline_state
 from scrapy_deboiler._cli import main as cli_main
@@ -1060,3 +1061,40 @@ async def test_a_full_disk_fails_saves_with_one_warning_a_site_and_the_summary_c
     assert all("No space left on device" in r.getMessage() for r in warnings)
     summary = [r.getMessage() for r in caplog.records if "sites, 24 items" in r.getMessage()]
     assert len(summary) == 1 and f"{failed} failed saves of signature files (2 sites" in summary[0], summary
+
+
+@pytest_twisted.ensureDeferred
+async def test_two_crawlers_in_one_process_keep_their_middleware_state_apart(tmp_path):
+    """What the middleware tells the pipeline (the response a page came
+    from, its decoding notes, non-HTML items) belongs to its crawler: it was
+    one process-wide table keyed by the HTML object's id. Two listing
+    crawls run side by side, each item with its own detail URL: each
+    crawl's pages are counted, fitted and cleaned as its own; and a page one
+    crawler's middleware handled is unknown to the other's pipeline."""
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_deboiler import DeboilerPipeline, DeboilerSpiderMiddleware
+
+    one, two = (get_crawler(settings_dict=settings(tmp_path / name)) for name in ("one", "two"))
+    mw, pipe_one, pipe_two = (DeboilerSpiderMiddleware.from_crawler(one), DeboilerPipeline.from_crawler(one),
+                              DeboilerPipeline.from_crawler(two))
+    response = HtmlResponse("http://alpha.example/list", body=b"<html><body><p>x</p></body></html>",
+                            encoding="utf-8")
+    item = mw.get_processed_item({"url": "http://alpha.example/item/1"}, response)
+    assert pipe_one.handoff.origin(item["html"]).url == "http://alpha.example/list"
+    assert pipe_two.handoff.origin(item["html"]) is None
+    served = [serve_site(12, name) for name in ("alpha", "beta")]
+    try:
+        crawls = [crawl(tmp_path / name, [url], DEBOILER_MIN_PAGES=5, DEBOILER_MODE="boilerplate",
+                        spider_kwargs={"items_per_page": 3, "detail_urls": True})
+                  for name, (url, _) in zip(("a", "b"), served)]
+        results = await DeferredList([Deferred.fromCoroutine(c) for c in crawls], fireOnOneErrback=True)
+    finally:
+        for _, port in served:
+            close(port)
+    for _, (crawler, items) in results:
+        check_all_items_reached_the_feed(crawler, items)
+        assert len(items) == 36 and {i["deboiler"]["status"] for i in items} == {"cleaned"}
+        assert len({i["deboiler"]["site"] for i in items}) == 1
+        assert stat(crawler, "deboiler/pages_cleaned") == 12
