@@ -31,11 +31,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from ._clean import Page, clean_page, emptied_reason, empties_many
+from ._clean import Page, clean_page, empties_many
 from ._files import GZIP_LEVEL, DamagedInput, dumps, loads, open_binary, read_lines
 from ._limits import DEFAULT_LIMITS, Limits
 from ._model import FIT_MIN_PAGES, FitParams
 from ._sitedb import SiteDB, SiteState
+from ._status import page_status
 from ._store import SignatureFileError, SignatureStore
 from ._urls import site_of_url
 from ._warc import ArchiveError, archive_pages, is_archive
@@ -188,25 +189,9 @@ def clean_record(record: Any, options: BatchOptions, state: SiteState | Callable
         out["deboiler"] = {"status": "skipped", "kind": result.skipped.kind,
                            "reason": result.skipped.reason, "site": site}
         return out
-    if state.model is not None:
-        emptied = result.fallback == "emptied"  # cleaned as without its model: keeps its text
-        status: dict[str, Any] = {"status": "emptied" if emptied else "cleaned", "site": site,
-                                  "model": state.source, "fit_pages": state.model.pages,
-                                  "removed": result.removed}
-        if state.model.provisional:  # a crawl's file of a site it had not finished (as its items say)
-            status["provisional"] = True
-        if emptied:
-            status["reason"] = emptied_reason(result)
-        elif result.fallback:
-            status["fallback"] = result.fallback
-    else:
-        status = {"status": "single_page" if options.mode == "content" else "unchanged",
-                  "site": site, "reason": state.reason}
     # Sizes as the crawl's items give them (characters, or bytes of an archive's body).
-    status["html_chars"] = len(html) if html_chars is None else html_chars
-    status["clean_html_chars"] = len(result.html)
-    if result.notes:
-        status["notes"] = result.notes
+    status = page_status(result, site=site, model=state.model, source=state.source, mode=options.mode,
+                         reason=state.reason, html_chars=len(html) if html_chars is None else html_chars)
     out["clean_text"] = result.text
     out["clean_html"] = result.html
     if options.markdown:

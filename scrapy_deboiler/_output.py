@@ -9,11 +9,12 @@ from typing import Any
 
 from itemadapter import ItemAdapter
 
-from ._clean import CleanResult, emptied_reason
+from ._clean import CleanResult
 from ._executor import WorkerError
 from ._middleware import _lacks
 from ._model import SiteModel
 from ._pipeline_state import PipelineBase, _Held, _HeldPage, _Site
+from ._status import page_status
 
 __all__ = ["Output"]
 
@@ -34,30 +35,14 @@ class Output(PipelineBase):
         result and the model it was cleaned with (the site's may have
         changed since); ``notes``: the middleware's, on decoding the response."""
         result, model = cleaned
-        # Without a model content mode extracts the page on its own; boilerplate
-        # mode removes nothing (no template is known) and writes all its text.
-        alone = "single_page" if self.mode == "content" else "unchanged"
-        state = "cleaned" if model else alone
-        if model is not None and result.fallback == "emptied":
-            state = "emptied"  # cleaned as without its model: keeps its text
-        status: dict[str, Any] = {"status": state, "site": site.name,
-                                  "html_chars": len(html), "clean_html_chars": len(result.html)}
-        if model is not None:
-            status.update(model=site.source, fit_pages=model.pages, removed=result.removed)
-            if model.provisional:
-                status["provisional"] = True
-            if state == "emptied":
-                status["reason"] = emptied_reason(result)
-            elif result.fallback:
-                status["fallback"] = result.fallback
-                self._inc(f"fallback/{result.fallback}")
-        else:
-            status["reason"] = site.reason
         all_notes = [*notes, *(n for n in result.notes if n not in notes)]
-        if all_notes:
-            status["notes"] = all_notes
-            for note in all_notes:
-                self._inc(f"notes/{note}")
+        status = page_status(result, site=site.name, model=model, source=site.source, mode=self.mode,
+                             reason=site.reason, html_chars=len(html), notes=all_notes)
+        state = status["status"]
+        if "fallback" in status:
+            self._inc(f"fallback/{status['fallback']}")
+        for note in all_notes:
+            self._inc(f"notes/{note}")
         site.pages += 1
         site.bytes_out += len(result.html)
         fields = {self.text_field: result.text, self.clean_html_field: result.html,
