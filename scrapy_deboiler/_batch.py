@@ -128,6 +128,12 @@ def _record(item: Item, where: int, options: BatchOptions) -> dict | str:
     try:
         return loads(head)
     except ValueError as e:
+        # The parser's "line 2 column 1" counts within this one record (its
+        # newline a second line): say where in the file's line.
+        msg, pos = getattr(e, "msg", None), getattr(e, "pos", None)
+        if isinstance(msg, str) and isinstance(pos, int):
+            pos = min(pos, len(head.decode("utf-8", "replace").rstrip("\r\n")))
+            return f"invalid JSON on line {where}, column {pos + 1}: {msg}"
         return f"invalid JSON on line {where}: {e}"
 
 
@@ -598,17 +604,25 @@ def fit_file(path: str | os.PathLike, options: BatchOptions, store: SignatureSto
     return totals
 
 
+class Totals(dict):
+    """clean_file's counts, and the reason of its first record in error
+    (the command's closing message names it when no record was cleaned)."""
+
+    first_error: str | None = None
+
+
 def clean_file(src: str | os.PathLike, dst: str | os.PathLike, options: BatchOptions,
-               store: SignatureStore | None = None) -> dict[str, int]:
+               store: SignatureStore | None = None) -> Totals:
     """Every input record gives one output record, in order. Returns counts
     by status (and ``records``; for archives, ``archive/<kind>`` counts of
-    the records left out). A truncated input raises ``DamagedInput``
+    the records left out), and the first error's reason (``first_error``). A truncated input raises ``DamagedInput``
     (``ArchiveError`` for archives) after the records before the damage are
     written."""
     run = _Run(options, store, refit=False)
     totals = Counter({"records": 0, "cleaned": 0, "emptied": 0, "single_page": 0, "unchanged": 0, "skipped": 0,
                       "error": 0})
     emptied: Counter = Counter()  # by site
+    first_error = None
     try:
         run.first_pass(src, keep=True)
         run.fit(save_later=True)
@@ -621,6 +635,7 @@ def clean_file(src: str | os.PathLike, dst: str | os.PathLike, options: BatchOpt
                     emptied[site] += 1
                 if status == "error" and totals["error"] == 1:  # the first says what; the count, how many
                     reason = (loads(line).get("deboiler") or {}).get("reason")
+                    first_error = reason if isinstance(reason, str) else None
                     logger.warning("record %d: %s (each record's reason is in its \"deboiler\" field)",
                                    totals["records"], reason)
         refused = run.save_fitted(emptied)
@@ -632,4 +647,6 @@ def clean_file(src: str | os.PathLike, dst: str | os.PathLike, options: BatchOpt
         totals[f"archive/{kind}"] = n
     if run.damage is not None:
         raise run.damage
-    return dict(totals)
+    result = Totals(totals)
+    result.first_error = first_error
+    return result

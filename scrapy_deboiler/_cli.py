@@ -415,8 +415,13 @@ def main(argv: list[str] | None = None) -> int:
                      + (f", {left_out['undecodable']} HTML bodies not decodable" if left_out.get("undecodable") else ""))
         if totals["records"] and totals["error"] == totals["records"]:
             # Every record written, none cleaned: a script must not take that for success.
-            hint = "" if is_archive(args.input) else (
-                f" (fields {args.url_field!r} and {args.html_field!r}: --url-field and --html-field name others)")
+            first = getattr(totals, "first_error", None) or ""
+            if first.startswith("invalid JSON"):  # not JSON Lines: field names would not help
+                hint = f": {first}"
+            elif is_archive(args.input):
+                hint = ""
+            else:
+                hint = f" (fields {args.url_field!r} and {args.html_field!r}: --url-field and --html-field name others)"
             print(f"scrapy-deboiler: error: none of the {totals['records']} records could be cleaned{hint}",
                   file=sys.stderr)
             return 1

@@ -227,6 +227,23 @@ def test_records_that_are_not_pages_fail_the_run_when_none_is_cleaned(tmp_path):
     assert proc.returncode == 0 and "record 4: no 'html' string in record" in proc.stderr, proc.stderr
 
 
+def test_a_file_that_is_not_json_lines_fails_naming_the_json_error(tmp_path):
+    """Records that are not valid JSON: the closing message names the JSON
+    error (line, column, what the parser said), not the field options,
+    which would not help."""
+    good = json.dumps(records()[0])
+    (tmp_path / "in.jsonl").write_text(good[:-1] + "\n" + good[:-1] + "\n", encoding="utf-8")  # no closing }
+    proc = subprocess.run([sys.executable, "-m", "scrapy_deboiler", "clean", tmp_path / "in.jsonl",
+                           tmp_path / "o.jsonl"], capture_output=True, text=True, cwd=NEUTRAL)
+    assert proc.returncode == 1, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "none of the 2 records could be cleaned" in last, last
+    assert f"invalid JSON on line 1, column {len(good)}: " in last and "delimiter" in last, last
+    assert "--url-field" not in last and "--html-field" not in last, last
+    reasons = [o["deboiler"]["reason"] for o in read(tmp_path / "o.jsonl")]
+    assert reasons[1].startswith(f"invalid JSON on line 2, column {len(good)}: "), reasons
+
+
 def test_a_byte_order_mark_before_the_first_record_is_not_an_error(tmp_path):
     write(tmp_path / "in.jsonl", records()[:3])
     (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + (tmp_path / "in.jsonl").read_bytes())
