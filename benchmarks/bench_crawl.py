@@ -31,6 +31,7 @@ settings.set("ADDONS", {"scrapy_deboiler.Addon": 100} if on else {})
 if on:
     settings.setdict(json.loads(sys.argv[5]), priority="cmdline")
 settings.set("DEBOILER_SIGNATURES_DIR", sigdir)
+settings.set("DEBOILER_FAST_EXPORTERS", True)  # the orjson feed exporters, as measured before they became opt-in
 settings.set("FEEDS", {out: {"format": "jsonlines"}})
 settings.set("LOG_LEVEL", "WARNING")
 settings.set("ROBOTSTXT_OBEY", False)

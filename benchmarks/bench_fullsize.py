@@ -114,6 +114,7 @@ class FieldsOnly:
 settings = get_project_settings()  # the example project's (cwd)
 settings.setdict({
     "ADDONS": {"scrapy_deboiler.Addon": 100} if on else {},
+    "DEBOILER_FAST_EXPORTERS": True,  # the orjson feed exporters, as measured before they became opt-in
     "DEBOILER_SIGNATURES_DIR": sigdir,
     "DEBOILER_MODE": mode,
     "FEEDS": {out: {"format": "jsonlines"}},

@@ -7,7 +7,7 @@ from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 from ._exporters import FastJsonItemExporter, FastJsonLinesItemExporter
 from ._middleware import DeboilerSpiderMiddleware
 from ._pipeline import DeboilerPipeline
-from ._settings import DeboilerSettingsError, enabled
+from ._settings import DeboilerSettingsError, enabled, fast_exporters
 
 __all__ = ["Addon"]
 
@@ -22,21 +22,22 @@ class Addon:
     late (800) so earlier pipelines see the raw item and later ones (and
     feeds) the cleaned one.
 
-    It also makes the JSON feed formats' exporters write through orjson:
-    Scrapy's encoder escapes the pages of text the pipeline adds at about
-    2 ns a character, 6-9 % of a crawl of full-size pages. A format the
-    project (or another add-on before this one) gives its own exporter in
-    ``FEED_EXPORTERS`` keeps it; ``{"jsonlines":
-    "scrapy.exporters.JsonLinesItemExporter"}`` there keeps Scrapy's. With
+    With ``DEBOILER_FAST_EXPORTERS = True`` it also makes the JSON feed
+    formats' exporters write through orjson (the same JSON values, other
+    spacing): Scrapy's encoder escapes the pages of text the pipeline adds
+    at about 2 ns a character, 6-9 % of a crawl of full-size pages. Off by
+    default: a cleaning plugin does not change the bytes of a user's feeds
+    unasked. A format the project (or another add-on before this one) gives
+    its own exporter in ``FEED_EXPORTERS`` keeps it. With
     ``DEBOILER_ENABLED`` off the feeds are left alone too."""
 
     def update_settings(self, settings: BaseSettings) -> None:
         settings.set_in_component_priority_dict("SPIDER_MIDDLEWARES", DeboilerSpiderMiddleware, 800)
         settings.set_in_component_priority_dict("ITEM_PIPELINES", DeboilerPipeline, 800)
         try:
-            on = enabled(settings)
+            on = enabled(settings) and fast_exporters(settings)
         except DeboilerSettingsError:  # the middleware stops the crawl at start, naming it
-            on = True
+            on = False
         exporters = settings["FEED_EXPORTERS"]
         if on and isinstance(exporters, BaseSettings):  # per format priorities (Scrapy's own dict settings)
             addon = SETTINGS_PRIORITIES["addon"]

@@ -83,6 +83,7 @@ DEFAULTS: dict[str, Any] = {
     "DEBOILER_MODE": "content",
     "DEBOILER_COMMENTS_FIELD": None,
     "DEBOILER_BODY_ONLY": False,
+    "DEBOILER_FAST_EXPORTERS": False,
     "DEBOILER_MAX_PAGE_BYTES": Limits.max_bytes,
     "DEBOILER_MAX_PAGE_ELEMENTS": Limits.max_elements,
     "DEBOILER_MAX_HELD_BYTES": 128 * 1024 * 1024,
@@ -136,6 +137,7 @@ class DeboilerSettings:
     report_view_sites: int
     title_field: str = "clean_title"
     body_only: bool = False
+    fast_exporters: bool = False
     redis_url: str | None = None
     redis_prefix: str = "deboiler"
     redis_pool_wait: float = 5.0
@@ -309,6 +311,14 @@ def enabled(settings: Any) -> bool:
     return _bool("DEBOILER_ENABLED", settings.get("DEBOILER_ENABLED", DEFAULTS["DEBOILER_ENABLED"]))
 
 
+def fast_exporters(settings: Any) -> bool:
+    """DEBOILER_FAST_EXPORTERS, checked: the add-on's orjson exporters for
+    the JSON feed formats, asked for (a cleaning plugin does not change the
+    bytes of a user's feed unasked)."""
+    return _bool("DEBOILER_FAST_EXPORTERS",
+                 settings.get("DEBOILER_FAST_EXPORTERS", DEFAULTS["DEBOILER_FAST_EXPORTERS"]))
+
+
 def read_settings(settings: Any, *, where: Callable[[str], str] = os.path.abspath,
                   check_paths: bool = True) -> DeboilerSettings:
     """Check and convert every DEBOILER_* setting of Scrapy ``settings``;
@@ -380,6 +390,7 @@ def _read_settings(settings: Any, where: Callable[[str], str], check_paths: bool
         comments_field=fields["DEBOILER_COMMENTS_FIELD"],
         title_field=fields["DEBOILER_TITLE_FIELD"],
         body_only=_bool("DEBOILER_BODY_ONLY", raw("DEBOILER_BODY_ONLY")),
+        fast_exporters=fast_exporters(settings),
         max_page_bytes=_int("DEBOILER_MAX_PAGE_BYTES", raw("DEBOILER_MAX_PAGE_BYTES"), 1),
         max_page_elements=_int("DEBOILER_MAX_PAGE_ELEMENTS", raw("DEBOILER_MAX_PAGE_ELEMENTS"), 1),
         max_held_bytes=_int("DEBOILER_MAX_HELD_BYTES", raw("DEBOILER_MAX_HELD_BYTES"), 0),

@@ -153,24 +153,27 @@ ADDON = {"ITEM_PIPELINES": {}, "SPIDER_MIDDLEWARES": {}, "ADDONS": {"scrapy_debo
          "FEED_EXPORT_ENCODING": "utf-8"}
 
 
-@pytest.mark.parametrize("own_jsonlines", [False, True])
+@pytest.mark.parametrize("fast, own_jsonlines", [(True, False), (True, True), (False, False)])
 @pytest_twisted.ensureDeferred
-async def test_the_addon_writes_json_feeds_through_orjson_unless_the_project_names_its_exporter(
-        tmp_path, own_jsonlines):
+async def test_the_addon_writes_json_feeds_through_orjson_when_asked_unless_the_project_names_its_exporter(
+        tmp_path, fast, own_jsonlines):
+    """Scrapy's exporters stay unless DEBOILER_FAST_EXPORTERS asks for the
+    orjson ones; a format the project names its own exporter for keeps it."""
     a, pa = serve_site(6, "alpha")
     own = {"FEED_EXPORTERS": {"jsonlines": "scrapy.exporters.JsonLinesItemExporter"}} if own_jsonlines else {}
     try:
         crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=3, FEEDS={
             str(tmp_path / "items.jsonl"): {"format": "jsonlines"},
-            str(tmp_path / "items.json"): {"format": "json"}}, **ADDON, **own)
+            str(tmp_path / "items.json"): {"format": "json"}}, DEBOILER_FAST_EXPORTERS=fast, **ADDON, **own)
     finally:
         close(pa)
     assert len(items) == 6 and all(i["deboiler"]["status"] == "cleaned" for i in items)
     array = (tmp_path / "items.json").read_bytes()
     assert sorted(json.loads(array), key=lambda i: i["url"]) == sorted(items, key=lambda i: i["url"])
-    assert b'{"url":"' in array and b'{"url": "' not in array  # orjson's spacing
+    assert (b'{"url":"' in array and b'{"url": "' not in array) is fast  # orjson's spacing
     lines = (tmp_path / "items.jsonl").read_bytes()
-    assert (b'{"url": "' in lines) is own_jsonlines and (b'{"url":"' in lines) is not own_jsonlines
+    ours = fast and not own_jsonlines
+    assert (b'{"url": "' in lines) is not ours and (b'{"url":"' in lines) is ours
 
 
 def test_the_addon_leaves_the_feeds_alone_when_deboiler_is_off():
@@ -178,7 +181,7 @@ def test_the_addon_leaves_the_feeds_alone_when_deboiler_is_off():
 
     from scrapy_deboiler import Addon
 
-    for value, ours in ((False, False), ("0", False), (True, True), ("maybe", True)):
-        settings = Settings({"DEBOILER_ENABLED": value})
+    for value, ours in ((False, False), ("0", False), (True, True), ("maybe", False)):
+        settings = Settings({"DEBOILER_ENABLED": value, "DEBOILER_FAST_EXPORTERS": True})
         Addon().update_settings(settings)
         assert (settings.getwithbase("FEED_EXPORTERS")["jsonlines"] is FastJsonLinesItemExporter) is ours, value
