@@ -143,7 +143,8 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container) -
     scores = smooth(predict(model, rows, single=container is not None), keys)
     if container is not None:
         scores = container_cut(scores, *container)
-    flags = keep(scores, page_threshold([len(_TOKEN.findall(t.lower())) for t in texts], model["threshold"]))
+    flags = keep(scores, page_threshold([len(_TOKEN.findall(t.lower())) for t in texts], model["threshold"],
+                                         scores))
     return "\n".join(t for t, k in zip(texts, flags) if k), scores, flags
 
 

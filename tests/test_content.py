@@ -6,7 +6,7 @@ from lxml import etree
 
 from scrapy_deboiler import Page, SiteModel, _content, clean_page
 from scrapy_deboiler._text import pre_text
-from sitegen import site_pages
+from sitegen import site_pages, teaser_article_page
 
 ARTICLE = "".join(
     f"<p>Paragraph {i} of the story tells what happened, who was there and why it matters to readers.</p>"
@@ -310,3 +310,24 @@ def test_a_page_of_short_entries_keeps_its_entries():
     # model's threshold.
     article = [b.words for b in _content.visible_blocks(_page(TICKER_PAGE).root)]
     assert _content.page_threshold(article, 0.5) == 0.5
+
+
+def test_an_article_of_short_paragraphs_beside_long_teasers_is_no_listing():
+    """An article page alone whose teaser column holds most of its words
+    has little prose, as a listing has; but what the model is sure of is
+    the article's prose, so the page keeps the model's threshold and the
+    teasers stay out (on Scrapinghub's pages the low threshold had kept
+    them)."""
+    url, html, paras, teasers = teaser_article_page("daily.example")
+    blocks, scores, _ = _content.judge_blocks(_page(html).root, single=True)
+    words = [b.words for b in blocks]
+    assert sum(n for n in words if n >= _content.PROSE_WORDS) < _content.PROSE_SHARE * sum(words)
+    assert _content.page_threshold(words, 0.5) == _content.LISTING_THRESHOLD
+    assert _content.page_threshold(words, 0.5, scores) == 0.5
+    text = clean_page(Page(html, url), None, mode="content").text
+    assert text.splitlines() == ["Harbour lantern report", *paras]
+    assert not any(line in text for line in teasers)
+    # The teasers score between the two thresholds: without the rule they
+    # would be kept.
+    teaser_scores = [s for b, s in zip(blocks, scores) if b.text in teasers]
+    assert sum(_content.LISTING_THRESHOLD < s <= 0.5 for s in teaser_scores) > len(teaser_scores) / 2
