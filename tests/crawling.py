@@ -145,12 +145,12 @@ def settings(tmp_path: Path, **extra) -> dict:
         "ROBOTSTXT_OBEY": False,
         "TELNETCONSOLE_ENABLED": False,
         "CONCURRENT_REQUESTS": 8,
-        # The pipeline's logic is tested with cleaning in this process, where
-        # the tests' injected faults reach it and results come back at once;
-        # the default (a worker process on 2+ cores) in test_executor.py and
-        # crawls that set DEBOILER_PROCESSES.
-        "DEBOILER_PROCESSES": 0,
     }
+    # Crawls run as users run them: DEBOILER_PROCESSES's default (a worker
+    # process on 2+ cores). Tests whose injected faults must reach the
+    # cleaning set 0 (the threads); DEBOILER_TEST_PROCESSES runs them all so.
+    if "DEBOILER_TEST_PROCESSES" in os.environ:
+        s["DEBOILER_PROCESSES"] = int(os.environ["DEBOILER_TEST_PROCESSES"])
     s.update(extra)
     return s
 

@@ -511,7 +511,7 @@ async def test_pages_are_cleaned_in_the_pipeline_threads(tmp_path, monkeypatch):
     monkeypatch.setattr(_workplace, "fit_site", recording(fit_site))
     a, pa = serve_site(12, "alpha")
     try:
-        crawler, items = await crawl(tmp_path, [a], DEBOILER_THREADS=2)
+        crawler, items = await crawl(tmp_path, [a], DEBOILER_THREADS=2, DEBOILER_PROCESSES=0)
     finally:
         close(pa)
     check_all_items_reached_the_feed(crawler, items)
