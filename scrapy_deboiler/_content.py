@@ -28,10 +28,8 @@ from lxml import etree
 from ._content_html import content_html
 from ._text import BLOCK_TAGS, SKIP_TAGS, layout_table, pre_text
 
-try:
-    from . import _speedups
-except ImportError:  # not built: the Python walk gives the same scores
-    _speedups = None
+# None when not built or switched off (the Python walk gives the same scores)
+from ._compiled import speedups as _speedups
 
 __all__ = ["Block", "ContentModel", "ContentModelError", "MODEL_FORMAT", "MODEL_VERSION", "PAGE_COLUMNS",
            "block_features", "block_tree", "block_tree_py", "body_flags", "container_cut", "container_cut_py",

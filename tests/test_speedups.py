@@ -1,6 +1,7 @@
 """The compiled walks must give exactly what the Python reference gives."""
 
 import hashlib
+import os
 from array import array
 
 import pytest
@@ -274,3 +275,29 @@ def test_boilerplate_mode_writes_without_the_subtrees_as_detaching_them_does(mon
     assert [(r.text, r.html, r.markdown, r.removed) for r in fast] == [
         (r.text, r.html, r.markdown, r.removed) for r in slow]
     assert sum(r.removed for r in fast) > 20
+
+
+def test_every_module_takes_the_compiled_walks_through_one_switch():
+    """SCRAPY_DEBOILER_PURE_PYTHON=1 turns every compiled walk off (the
+    Python references run, for comparing outputs and times): each module
+    imports ``_speedups`` through ``_compiled`` alone."""
+    import pathlib
+    import subprocess
+    import sys
+
+    import scrapy_deboiler
+
+    package = pathlib.Path(scrapy_deboiler.__file__).parent
+    users = sorted(p.stem for p in package.glob("*.py") if "_speedups" in p.read_text(encoding="utf-8")
+                   and p.stem != "_compiled")
+    assert {"_clean", "_content", "_signatures", "_text"} <= set(users)
+    for path in package.glob("*.py"):
+        if path.stem != "_compiled":
+            assert "import _speedups" not in path.read_text(encoding="utf-8"), path.name
+    code = ("import importlib, sys; mods = [importlib.import_module('scrapy_deboiler.' + m) for m in sys.argv[1:]];"
+            "print([m._speedups is None for m in mods if hasattr(m, '_speedups')])")
+    for value, off in (("1", True), ("0", False), ("", False)):
+        env = {**os.environ, "SCRAPY_DEBOILER_PURE_PYTHON": value}
+        out = subprocess.run([sys.executable, "-c", code, *users], env=env, capture_output=True, text=True,
+                             check=True).stdout
+        assert out.strip() == str([off] * len(users))
