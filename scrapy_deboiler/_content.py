@@ -17,7 +17,7 @@ import json
 import math
 import os
 from array import array
-from operator import mul
+from operator import attrgetter, mul
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -38,6 +38,7 @@ __all__ = ["Block", "ContentModel", "ContentModelError", "MODEL_FORMAT", "MODEL_
            "noscript_words_py", "show_noscript", "smooth", "title_text", "visible_blocks"]
 
 _TOKEN = re.compile(r"\w+")
+_WORDS_OF = attrgetter("words")
 _DIGIT = re.compile(r"\d")
 #: Substrings looked for in the class and id of a block and its ancestors.
 HINTS = (
@@ -823,7 +824,7 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     table = _block_table(root, skip, near, title, hide=True)
     if table is not None and not table[0]:
         table = _block_table(root, skip, near, title)
-    if table is not None and show_noscript(root, sum(b.words for b in table[0])):
+    if table is not None and show_noscript(root, sum(map(_WORDS_OF, table[0]))):  # summed in C
         table = _block_table(root, skip, near, title, hide=True)
         if not table[0]:
             table = _block_table(root, skip, near, title)

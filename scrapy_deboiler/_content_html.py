@@ -325,7 +325,7 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
         if hidden is None or hidden is is_hidden:
             body = _speedups.content_body(root, kept, skip, None if hidden is None else class_hides,
                                           _Urls(root, url), _TAG_BITS, _ATTRIBUTE_URLS)
-            return _document(root, body)
+            return _document(root, body, _speedups.child_text(root, b"head", b"title"))
     return content_html_py(root, kept, skip, hidden, url)
 
 
@@ -452,16 +452,17 @@ def content_html_py(root: etree._Element, kept: list[etree._Element], skip: set 
             else:
                 out.append(escape(_trim(text), False))
                 last = len(out)
-    return _document(root, "".join(out))
-
-
-def _document(root: etree._Element, body: str) -> str:
-    """The written ``body`` in ``<html><body>``, with the page's language
-    and direction, and its ``<title>`` in a ``<head>``."""
-    head = ""
     title = root.find("head/title")
-    if title is not None and title.text and title.text.strip():
-        head = f"<head><title>{escape(' '.join(title.text.split()), False)}</title></head>"
+    return _document(root, "".join(out), title.text if title is not None else None)
+
+
+def _document(root: etree._Element, body: str, title: str | None) -> str:
+    """The written ``body`` in ``<html><body>``, with the page's language
+    and direction, and its ``<title>`` (the text of ``head/title``) in a
+    ``<head>``."""
+    head = ""
+    if title and title.strip():
+        head = f"<head><title>{escape(' '.join(title.split()), False)}</title></head>"
     attrs = "".join(f' {name}="{escape(root.get(name))}"' for name in ("lang", "dir")
                     if root.tag == "html" and root.get(name))
     return f"<html{attrs}>{head}<body>{body}</body></html>"

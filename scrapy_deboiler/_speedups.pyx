@@ -1194,6 +1194,7 @@ def address_of(object element):
 
 cdef struct Stat:
     xmlNode* node
+    u64 place  # the place hash of its parent (its run)
     Py_ssize_t words, chars, links, digits, depth
     Py_ssize_t commas, stops, tokens, token_chars, cased, upper, siblings, same_tag
     double overlap
@@ -1555,6 +1556,7 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
             st[n].upper = upper
             st[n].ends = ends
             st[n].overlap = _title_overlap(&toks, low, title, title_h) if has_title else 0.0
+            st[n].place = b[6]
             position[b[0]] = n
             name = <const char*>st[n].node.name
             tag = tags.get(<size_t>name)
@@ -1673,7 +1675,7 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
             row[base + 8] = log1p(<double>st[k].siblings)
             row[base + 9] = st[k].same_tag / <double>st[k].siblings
             row += width
-        _page_columns(st, n, blocks, X.data.as_doubles, width, base + 10, total)
+        _page_columns(st, n, X.data.as_doubles, width, base + 10, total)
         return blocks, X
     finally:
         free(st)
@@ -1684,59 +1686,81 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
         free(scratch.data)
 
 
-cdef void _page_columns(Stat* st, Py_ssize_t n, list blocks, double* X, Py_ssize_t width, Py_ssize_t at,
-                       Py_ssize_t total) except *:
+cdef int _page_columns(Stat* st, Py_ssize_t n, double* X, Py_ssize_t width, Py_ssize_t at,
+                       Py_ssize_t total) except -1:
     """_content.page_columns into columns ``at``.. of each row: the page's
     blocks, link density, largest block's and prose blocks' share of its
-    words, share of list items, words; the block's run (its place, index 7
-    of ``blocks``' entries): blocks, share of words, link density, largest."""
-    cdef Py_ssize_t k, chars = 0, links = 0, prose = 0, lists = 0, max_words = 0, top_words = -1
-    cdef dict runs = {}
-    cdef list run
-    cdef object top = None, key
+    words, share of list items, words; the block's run (the blocks of its
+    place, ``st[k].place``): blocks, share of words, link density, largest.
+    Runs are numbered in page order through a table of place hashes (C
+    arrays: a dict of lists of Python ints cost a Python object a sum)."""
+    cdef Py_ssize_t k, r, chars = 0, links = 0, prose = 0, lists = 0, max_words = 0, top = 0, n_runs = 0
+    cdef Py_ssize_t slots = 16, at_slot
+    cdef Py_ssize_t* slot = NULL  # run number + 1 by hash slot, 0: empty
+    cdef Py_ssize_t* run_of = NULL  # each block's run
+    cdef Py_ssize_t* runs = NULL  # each run: blocks, words, links, chars
+    cdef u64* place = NULL  # each run's place hash
     cdef double* row
     cdef double page_ld, big, prose_share, list_share, log_n, log_total
-    for k in range(n):
-        chars += st[k].chars
-        links += st[k].links
-        if st[k].words >= 30:
-            prose += st[k].words
-        if st[k].words > max_words:
-            max_words = st[k].words
-        if strcmp(<const char*>st[k].node.name, "li") == 0:
-            lists += 1
-        key = (<tuple>blocks[k])[7]
-        run = runs.get(key)
-        if run is None:
-            run = runs[key] = [0, 0, 0, 0]
-        run[0] += 1
-        run[1] += st[k].words
-        run[2] += st[k].links
-        run[3] += st[k].chars
-    for key, run in runs.items():  # the first of the largest, in page order
-        if top is None or <Py_ssize_t>run[1] > top_words:
-            top = key
-            top_words = run[1]
-    log_n = log1p(<double>n)
-    page_ld = links / <double>max(1, chars)
-    big = max_words / <double>total
-    prose_share = prose / <double>total
-    list_share = lists / <double>n
-    log_total = log1p(<double>total)
-    for k in range(n):
-        row = X + k * width + at
-        key = (<tuple>blocks[k])[7]
-        run = runs[key]
-        row[0] = log_n
-        row[1] = page_ld
-        row[2] = big
-        row[3] = prose_share
-        row[4] = list_share
-        row[5] = log_total
-        row[6] = log1p(<double>(<Py_ssize_t>run[0]))
-        row[7] = (<Py_ssize_t>run[1]) / <double>total
-        row[8] = (<Py_ssize_t>run[2]) / <double>max(1, <Py_ssize_t>run[3])
-        row[9] = 1.0 if key == top else 0.0
+    while slots < 2 * n:
+        slots *= 2
+    slot = <Py_ssize_t*>calloc(slots, sizeof(Py_ssize_t))
+    run_of = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    runs = <Py_ssize_t*>calloc(4 * n, sizeof(Py_ssize_t))
+    place = <u64*>malloc(n * sizeof(u64))
+    try:
+        if slot == NULL or run_of == NULL or runs == NULL or place == NULL:
+            raise MemoryError()
+        for k in range(n):
+            chars += st[k].chars
+            links += st[k].links
+            if st[k].words >= 30:
+                prose += st[k].words
+            if st[k].words > max_words:
+                max_words = st[k].words
+            if strcmp(<const char*>st[k].node.name, "li") == 0:
+                lists += 1
+            at_slot = <Py_ssize_t>((st[k].place * <u64>11400714819323198485ULL) >> 32) & (slots - 1)
+            while slot[at_slot] and place[slot[at_slot] - 1] != st[k].place:
+                at_slot = (at_slot + 1) & (slots - 1)
+            if not slot[at_slot]:  # a new run, numbered in page order
+                place[n_runs] = st[k].place
+                n_runs += 1
+                slot[at_slot] = n_runs
+            r = slot[at_slot] - 1
+            run_of[k] = r
+            runs[4 * r] += 1
+            runs[4 * r + 1] += st[k].words
+            runs[4 * r + 2] += st[k].links
+            runs[4 * r + 3] += st[k].chars
+        for r in range(1, n_runs):  # the first of the largest, in page order
+            if runs[4 * r + 1] > runs[4 * top + 1]:
+                top = r
+        log_n = log1p(<double>n)
+        page_ld = links / <double>max(1, chars)
+        big = max_words / <double>total
+        prose_share = prose / <double>total
+        list_share = lists / <double>n
+        log_total = log1p(<double>total)
+        for k in range(n):
+            row = X + k * width + at
+            r = run_of[k]
+            row[0] = log_n
+            row[1] = page_ld
+            row[2] = big
+            row[3] = prose_share
+            row[4] = list_share
+            row[5] = log_total
+            row[6] = log1p(<double>runs[4 * r])
+            row[7] = runs[4 * r + 1] / <double>total
+            row[8] = runs[4 * r + 2] / <double>max(1, runs[4 * r + 3])
+            row[9] = 1.0 if r == top else 0.0
+        return 0
+    finally:
+        free(slot)
+        free(run_of)
+        free(runs)
+        free(place)
 
 
 def score_table(const double[::1] X, Py_ssize_t width, const int[::1] feature, const double[::1] threshold,
@@ -2575,11 +2599,11 @@ cdef int _seen_text(xmlNode* el, NodeMap* names, dict tag_bits, object class_hid
     return 0
 
 
-def headings(object root, bytes name, set skip, object class_hides, dict tag_bits):
+def headings(object root, bytes name, object skip, object class_hides, dict tag_bits):
     """``_title._headings_py`` before ``_norm``: (seen text, in ``skip``)
     of each ``name`` element under ``root`` (itself too) in document order
     that neither it nor an ancestor hides (``_content._is_hidden``, whose
-    class test is ``class_hides``). ``skip`` holds node addresses;
+    class test is ``class_hides``). ``skip``: elements (an iterable);
     ``tag_bits``: ``_title._SEEN_BITS``. One walk over libxml2's nodes:
     lxml's ``iter("h1")`` alone was half of ``page_title``."""
     cdef cetree._Element top = <cetree._Element?>root
@@ -2587,16 +2611,19 @@ def headings(object root, bytes name, set skip, object class_hides, dict tag_bit
     cdef xmlNode* node = c_root
     cdef xmlNode* up
     cdef const char* c_name = name
-    cdef NodeMap names
+    cdef NodeMap names, skips
     cdef Buf out, scratch
     cdef bint hidden, inside
     cdef list found = []
     out.data = NULL; out.len = 0; out.cap = 0
     scratch.data = NULL; scratch.len = 0; scratch.cap = 0
-    if _map_init(&names) < 0:
-        free(names.keys); free(names.values)
-        raise MemoryError()
+    names.keys = NULL; names.values = NULL
+    skips.keys = NULL; skips.values = NULL
     try:
+        if _map_init(&names) < 0 or _map_init(&skips) < 0:
+            raise MemoryError()
+        for e in skip:
+            _map_put(&skips, <size_t>(<cetree._Element?>e)._c_node, 1)
         while node != NULL:
             if _named(node, c_name):
                 hidden = inside = False
@@ -2605,7 +2632,7 @@ def headings(object root, bytes name, set skip, object class_hides, dict tag_bit
                     if not hidden and up.properties != NULL and _hidden(up, class_hides):
                         hidden = True
                         break
-                    if not inside and skip and (<size_t>up) in skip:
+                    if not inside and _map_has(&skips, <size_t>up):
                         inside = True
                     up = up.parent
                 if not hidden:
@@ -2619,6 +2646,8 @@ def headings(object root, bytes name, set skip, object class_hides, dict tag_bit
         free(scratch.data)
         free(names.keys)
         free(names.values)
+        free(skips.keys)
+        free(skips.values)
 
 
 cdef Py_ssize_t _count_tokens(const char* p, Py_ssize_t n) except -1:
@@ -2743,3 +2772,23 @@ def head_tags(object root):
         return found
     finally:
         free(text.data)
+
+
+def child_text(object root, bytes parent, bytes child):
+    """``root.find(parent + "/" + child)``'s text, "" when there is no such
+    element or it has none: the first ``child`` element (no namespace) of
+    the ``parent`` children of ``root``, in document order. For content
+    mode's ``<head><title>`` without an ElementPath search a page."""
+    cdef xmlNode* outer = (<cetree._Element?>root)._c_node.children
+    cdef xmlNode* inner
+    cdef const char* c_parent = parent
+    cdef const char* c_child = child
+    while outer != NULL:
+        if _named(outer, c_parent):
+            inner = outer.children
+            while inner != NULL:
+                if _named(inner, c_child):
+                    return _run_text(inner.children)
+                inner = inner.next
+        outer = outer.next
+    return ""

@@ -208,9 +208,8 @@ def _headings(root: etree._Element, skip: set | frozenset) -> list[tuple[str, bo
     ancestor of each ``<h1>``, were most of ``page_title``), else
     ``_headings_py``, which defines the result."""
     if _speedups is not None:
-        address = _speedups.address_of
         return [(_norm(text), inside) for text, inside in _speedups.headings(
-            root, b"h1", {address(e) for e in skip}, _class_hides, _SEEN_BITS)]
+            root, b"h1", skip, _class_hides, _SEEN_BITS)]
     return _headings_py(root, skip)
 
 

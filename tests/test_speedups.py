@@ -416,3 +416,13 @@ def test_compiled_clean_html_walks_deep_pages_without_recursing():
         same_html(root, every)
         same_html(root, every[::7], set(every[1::5]))
         assert len(same_title(root)) == len(root.xpath("//h1")) == (0 if "<ul>" in html else 1021)
+
+
+def test_the_compiled_head_title_is_what_elementpath_finds():
+    for html in ("<html><head><title>A</title></head></html>", "<html><head></head><head><title>B</title></head></html>",
+                 "<html xmlns:x='u'><x:head><title>A</title></x:head><head><x:title>B</x:title><title/></head></html>",
+                 "<html><body><title>C</title></body></html>", "<html><head><title><b>D</b>E</title></head></html>",
+                 "<html/>"):
+        root = etree.fromstring(html)
+        title = root.find("head/title")
+        assert speedups.child_text(root, b"head", b"title") == ((title.text or "") if title is not None else "")
