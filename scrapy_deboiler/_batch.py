@@ -41,10 +41,7 @@ from ._store import SignatureFileError, SignatureStore
 from ._urls import site_of_url
 from ._warc import ArchiveError, archive_pages, is_archive
 
-try:
-    from . import _speedups
-except ImportError:  # not compiled
-    _speedups = None
+from ._compiled import speedups as _speedups  # None: not built, or switched off
 
 __all__ = ["ArchiveError", "BatchOptions", "DamagedInput", "SiteState", "clean_file", "clean_record", "fit_file", "site_of"]
 

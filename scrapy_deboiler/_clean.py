@@ -18,10 +18,8 @@ from ._text import drop as _drop
 from ._text import layout_table, tree_text
 from ._title import page_title
 
-try:
-    from . import _speedups
-except ImportError:  # not compiled: subtrees are detached through lxml
-    _speedups = None
+# None when not built or switched off (subtrees are detached through lxml)
+from ._compiled import speedups as _speedups
 
 __all__ = ["FALLBACKS", "MODES", "Page", "CleanResult", "clean_page", "fit_and_clean"]
 

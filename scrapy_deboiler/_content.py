@@ -17,7 +17,7 @@ import json
 import math
 import os
 from array import array
-from operator import mul
+from operator import attrgetter, mul
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,18 +28,17 @@ from lxml import etree
 from ._content_html import content_html
 from ._text import BLOCK_TAGS, SKIP_TAGS, layout_table, pre_text
 
-try:
-    from . import _speedups
-except ImportError:  # not built: the Python walk gives the same scores
-    _speedups = None
+# None when not built or switched off (the Python walk gives the same scores)
+from ._compiled import speedups as _speedups
 
 __all__ = ["Block", "ContentModel", "ContentModelError", "MODEL_FORMAT", "MODEL_VERSION", "PAGE_COLUMNS",
            "block_features", "block_tree", "block_tree_py", "body_flags", "container_cut", "container_cut_py",
            "default_model", "headline_index", "page_columns", "page_threshold",
            "judge_blocks", "keep", "model_path", "page_blocks", "place_keys", "select_content",
-           "show_noscript", "smooth", "visible_blocks"]
+           "noscript_words_py", "show_noscript", "smooth", "title_text", "visible_blocks"]
 
 _TOKEN = re.compile(r"\w+")
+_WORDS_OF = attrgetter("words")
 _DIGIT = re.compile(r"\d")
 #: Substrings looked for in the class and id of a block and its ancestors.
 HINTS = (
@@ -806,17 +805,34 @@ def show_noscript(root: etree._Element, words: int) -> bool:
     is changed in place (content mode's walks, its HTML and Markdown then
     all read the same content). A ``<noscript>`` of fewer than
     ``NOSCRIPT_WORDS`` words stays out: a script-only app's notice."""
+    held = _speedups.noscript_words(root) if _speedups is not None else noscript_words_py(root)
+    if held <= words or held < NOSCRIPT_WORDS:  # none (-1), or a notice
+        return False
+    for e in list(root.iter("noscript")):
+        e.tag = "div"
+    return True
+
+
+def noscript_words_py(root: etree._Element) -> int:
+    """The words of the page's ``<noscript>`` elements, -1 when it has none:
+    the reference for the compiled count (``_speedups.noscript_words``, a
+    walk over libxml2's nodes instead of lxml's ``iter`` over the page)."""
     shells = list(root.iter("noscript"))
     if not shells:
-        return False
+        return -1
     held = 0
     for e in shells:
         held += len(_TOKEN.findall(" ".join(e.itertext())))
-    if held <= words or held < NOSCRIPT_WORDS:
-        return False
-    for e in shells:
-        e.tag = "div"
-    return True
+    return held
+
+
+def title_text(root: etree._Element) -> str:
+    """The text of the page's first ``<title>`` (``root.findtext(".//title")
+    or ""``), what the blocks' title columns read: compiled when built
+    (lxml's search cost 0.1 ms a page)."""
+    if _speedups is not None:
+        return _speedups.first_text(root, b"title")
+    return root.findtext(".//title") or ""
 
 
 def judge_blocks(root: etree._Element, model: ContentModel | None = None,
@@ -827,11 +843,11 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     also by the model's single-page trees (``ContentModel``) and then cut
     to its main container (``container_cut``)."""
     model = model or default_model()
-    title = root.findtext(".//title") or ""
+    title = title_text(root)
     table = _block_table(root, skip, near, title, hide=True)
     if table is not None and not table[0]:
         table = _block_table(root, skip, near, title)
-    if table is not None and show_noscript(root, sum(b.words for b in table[0])):
+    if table is not None and show_noscript(root, sum(map(_WORDS_OF, table[0]))):  # summed in C
         table = _block_table(root, skip, near, title, hide=True)
         if not table[0]:
             table = _block_table(root, skip, near, title)
@@ -998,7 +1014,7 @@ def select_content(root: etree._Element, model: ContentModel | None = None,
     links made absolute against ``url``)."""
     blocks, _, flags = judge_blocks(root, model, skip, near, single)
     if body_only:
-        flags = body_flags(blocks, flags, root.findtext(".//title") or "")
+        flags = body_flags(blocks, flags, title_text(root))
     kept = [b for b, k in zip(blocks, flags) if k]
     elements = [b.element for b in kept]
     if kept_out is not None:

@@ -25,7 +25,10 @@ from lxml import etree
 
 from ._text import BLOCK_TAGS, SKIP_TAGS
 
-__all__ = ["ATTRIBUTES", "INLINE_TAGS", "WRAPPER_TAGS", "content_html"]
+# None when not built or switched off (content_html_py writes the same)
+from ._compiled import speedups as _speedups
+
+__all__ = ["ATTRIBUTES", "INLINE_TAGS", "WRAPPER_TAGS", "content_html", "content_html_py"]
 
 #: Text-level elements written inside kept content (others, such as
 #: ``span`` or ``font``, give their text without their tag). Table cells
@@ -233,7 +236,53 @@ for _t in WRAPPER_TAGS | BLOCK_TAGS:
     _set = {"p": _P, "li": _LI, "dt": _DD, "dd": _DD, "a": _A}.get(_t, 0)
     if _keep != ~0 or _set:
         _MASKS[_t] = (_keep, _set)
+#: The bits of ``_P`` ... under which an element is not written (a browser
+#: would close the open one first).
+_BLOCKED_BY = {t: (_P if t in _CLOSES_P else 0) | (_LI if t == "li" else 0) | (_DD if t in ("dt", "dd") else 0)
+               | (_A if t == "a" else 0) for t in _CLOSES_P | {"a"}}
 del _t, _keep, _set
+
+
+# The sets above as one number a tag, for the compiled walk
+# (``_speedups.content_body``, whose enum names the same bits): flags in
+# bits 0-18; the open-element bits (``_P`` ...) it clears, sets and is
+# blocked by in 20-23, 24-27, 28-31; what it is as the innermost written
+# element (``around``: one of ``_AROUND``, or a heading) in 32-34; the
+# ``around`` values a table part needs in 35-41 and those a heading
+# refuses in 42-48; which table child it is in 49-51 and, for a table
+# part, the children it takes in 52-59.
+_AROUND = sorted({p for parents in _TABLE_PARENTS.values() for p in parents})
+_AROUND_HEADING = len(_AROUND) + 1
+_TABLE_CHILD = sorted({c for children in _TABLE_CHILDREN.values() for c in children})
+assert _P | _LI | _DD | _A < 16 and _AROUND_HEADING < 7 and len(_TABLE_CHILD) <= 8
+
+
+def _around(tag: str) -> int:
+    return _AROUND.index(tag) + 1 if tag in _AROUND else _AROUND_HEADING if tag in _HEADINGS else 0
+
+
+def _tag_bits(tag: str) -> int:
+    flags = [tag in BLOCK_TAGS, tag in SKIP_TAGS, tag in WRAPPER_TAGS, tag in INLINE_TAGS, tag in _UNWRITTEN,
+             tag in _VOID, tag in _DROP_EMPTY, tag in _OPENED, tag in _PLAIN, tag in _HEADINGS, tag == "a",
+             tag == "img", tag == "picture", tag == "figure", tag == "pre", tag == "table", tag == "br",
+             tag in ("html", "body"), tag in _TABLE_CHILD]
+    bits = sum(1 << i for i, f in enumerate(flags) if f)
+    keep, add = _MASKS.get(tag, (~0, 0))
+    bits |= (~keep & 15) << 20 | add << 24 | _BLOCKED_BY.get(tag, 0) << 28 | _around(tag) << 32
+    if tag in _TABLE_PARENTS:
+        bits |= sum(1 << _around(p) for p in _TABLE_PARENTS[tag]) << 35
+    if tag in _HEADINGS:
+        bits |= 1 << _AROUND_HEADING << 42
+    if tag in _TABLE_CHILD:
+        bits |= _TABLE_CHILD.index(tag) << 49
+    if tag in _TABLE_CHILDREN:
+        bits |= sum(1 << _TABLE_CHILD.index(c) for c in _TABLE_CHILDREN[tag]) << 52
+    return bits
+
+
+_TAG_BITS = {t.encode(): _tag_bits(t) for t in BLOCK_TAGS | SKIP_TAGS | WRAPPER_TAGS | _CLOSES_P | _HEADINGS
+             | set(_TABLE_PARENTS) | set(_TABLE_CHILD) | {"picture", "html", "body"}}
+_ATTRIBUTE_URLS = {name.encode(): url for name, url in ATTRIBUTES.items()}
 
 
 def _broken_tables(kept: list[etree._Element], holds: set) -> set:
@@ -265,7 +314,37 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
     block order) in the structure of ``root``'s tree, leaving out the
     subtrees in ``skip`` and, inside kept blocks, those ``hidden(el)``
     hides when the blocks were read without them. Links, image sources and
-    quotes' sources are made absolute against ``url``."""
+    quotes' sources are made absolute against ``url``.
+
+    The compiled walk (``_speedups.content_body``) when built and
+    ``hidden`` is content mode's own test (or None): the Python walk cost
+    a quarter of content mode on pages without a site model.
+    ``content_html_py`` defines the result; the tests compare the two."""
+    if _speedups is not None:
+        is_hidden, class_hides = _HIDES or _hides()
+        if hidden is None or hidden is is_hidden:
+            body = _speedups.content_body(root, kept, skip, None if hidden is None else class_hides,
+                                          _Urls(root, url), _TAG_BITS, _ATTRIBUTE_URLS)
+            return _document(root, body, _speedups.child_text(root, b"head", b"title"))
+    return content_html_py(root, kept, skip, hidden, url)
+
+
+_HIDES: tuple | None = None
+
+
+def _hides() -> tuple:
+    """``_content._is_hidden`` and its class test, the hiding the compiled
+    walk knows (imported at the first call: _content imports this module)."""
+    global _HIDES
+    from ._content import _class_hides, _is_hidden
+
+    _HIDES = (_is_hidden, _class_hides)
+    return _HIDES
+
+
+def content_html_py(root: etree._Element, kept: list[etree._Element], skip: set | frozenset = frozenset(),
+                    hidden=None, url: str = "") -> str:
+    """``content_html`` in Python: the reference for the compiled walk."""
     kept_set = set(kept)
     holds: set = set()
     for el in kept:
@@ -322,9 +401,7 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
             start = len(out)
             end = None
             if write and tag in _CHECKED and (
-                    (opened and ((opened & _P and tag in _CLOSES_P) or (opened & _LI and tag == "li")
-                                 or (opened & _DD and (tag == "dt" or tag == "dd"))
-                                 or (opened & _A and tag == "a")))
+                    (opened and opened & _BLOCKED_BY.get(tag, 0))
                     or (tag in _TABLE_PARENTS and around not in _TABLE_PARENTS[tag])
                     or (tag == "table" and el in broken) or (tag in _HEADINGS and around in _HEADINGS)):
                 write = False
@@ -375,10 +452,17 @@ def content_html(root: etree._Element, kept: list[etree._Element], skip: set | f
             else:
                 out.append(escape(_trim(text), False))
                 last = len(out)
-    head = ""
     title = root.find("head/title")
-    if title is not None and title.text and title.text.strip():
-        head = f"<head><title>{escape(' '.join(title.text.split()), False)}</title></head>"
+    return _document(root, "".join(out), title.text if title is not None else None)
+
+
+def _document(root: etree._Element, body: str, title: str | None) -> str:
+    """The written ``body`` in ``<html><body>``, with the page's language
+    and direction, and its ``<title>`` (the text of ``head/title``) in a
+    ``<head>``."""
+    head = ""
+    if title and title.strip():
+        head = f"<head><title>{escape(' '.join(title.split()), False)}</title></head>"
     attrs = "".join(f' {name}="{escape(root.get(name))}"' for name in ("lang", "dir")
                     if root.tag == "html" and root.get(name))
-    return f"<html{attrs}>{head}<body>{''.join(out)}</body></html>"
+    return f"<html{attrs}>{head}<body>{body}</body></html>"

@@ -28,10 +28,8 @@ _TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)[^>]*?(/?)>")
 _CONTROL_BYTES = bytes([*range(1, 9), 11, *range(14, 32)])
 _REPLACEMENT = "\ufffd".encode("utf-8")
 
-try:
-    from . import _speedups
-except ImportError:  # not compiled: every page goes through _repair's checks
-    _speedups = None
+# None when not built or switched off (every page goes through _repair's checks)
+from ._compiled import speedups as _speedups
 
 
 @dataclass

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from hashlib import blake2b
+from itertools import chain
 
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, checked
 
@@ -112,31 +113,33 @@ def distinct_pages(seq: list[frozenset[str]]) -> tuple[list[frozenset[str]], int
         j = first.setdefault(fs, i)
         if j != i:
             parent[i] = j
-    if n >= 3:
-        df = Counter(s for fs in first for s in fs)
-        # Exact copies count once here, so three copies of a page among
-        # four do not make its signatures common.
-        limit = min(len(first) // 2, _MAX_COPY_GROUP)
-        rare_pages: dict[str, list[int]] = {}
-        for i, fs in enumerate(seq):
-            if parent[i] == i:
-                for s in fs:
-                    if 2 <= df[s] <= limit:
-                        rare_pages.setdefault(s, []).append(i)
-        shared: Counter = Counter()
-        for holders in rare_pages.values():
-            for a in range(len(holders)):
-                for b in holders[a + 1:]:
-                    shared[holders[a], b] += 1
-        if shared:
-            rare = [sum(1 for s in fs if df[s] <= limit) if parent[i] == i else 0
-                    for i, fs in enumerate(seq)]
-            for (a, b), k in sorted(shared.items()):
-                small = min(len(seq[a]), len(seq[b]))
-                if k < NEAR_COPY_RARE * min(rare[a], rare[b]):
-                    continue
+    # Exact copies count once here, so three copies of a page among four do
+    # not make its signatures common. Under four distinct pages, limit < 2:
+    # no signature is rare, and nothing is counted.
+    limit = min(len(first) // 2, _MAX_COPY_GROUP)
+    if limit >= 2:
+        # Counted and intersected in C (Counter over chain, set operations):
+        # a generator over every signature of the site, and a Counter
+        # update for every pair of pages holding each rare one, were most
+        # of a fit.
+        df = Counter(chain.from_iterable(first))
+        rare_sigs = {s for s, k in df.items() if 2 <= k <= limit}
+        if rare_sigs:
+            own = {i: fs.intersection(rare_sigs) for i, fs in enumerate(seq) if parent[i] == i}
+            holders: dict[str, list[int]] = {}
+            for i, sigs in own.items():
+                for s in sigs:
+                    holders.setdefault(s, []).append(i)
+            common = {s for s, k in df.items() if k > limit}
+            rare = {i: len(seq[i]) - len(seq[i].intersection(common)) for i in own}  # held by <= limit
+            pairs = []  # (a, b), a < b: sharing enough of the smaller's rare signatures
+            for a, sigs in own.items():
+                for b, k in Counter(chain.from_iterable(holders[s] for s in sigs)).items():
+                    if b > a and k >= NEAR_COPY_RARE * min(rare[a], rare[b]):
+                        pairs.append((a, b))
+            for a, b in sorted(pairs):
                 x, y = seq[a], seq[b]
-                if max(len(x - y), len(y - x)) > NEAR_COPY_DIFFER * small:
+                if max(len(x - y), len(y - x)) > NEAR_COPY_DIFFER * min(len(x), len(y)):
                     continue
                 ra, rb = root(a), root(b)
                 if ra != rb:

@@ -30,10 +30,8 @@ _CODE = frozenset(("script", "style"))
 #: blake2b personalisation of template signatures, apart from content ones.
 TEMPLATE_PERSON = b"template"
 
-try:
-    from . import _speedups
-except ImportError:  # not compiled: the pure-Python walk gives the same result
-    _speedups = None
+# None when not built or switched off (the pure-Python walk gives the same result)
+from ._compiled import speedups as _speedups
 
 #: Hex digits in a signature (64 bits).
 SIGNATURE_HEX = 16

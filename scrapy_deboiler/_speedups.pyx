@@ -1194,6 +1194,7 @@ def address_of(object element):
 
 cdef struct Stat:
     xmlNode* node
+    u64 place  # the place hash of its parent (its run)
     Py_ssize_t words, chars, links, digits, depth
     Py_ssize_t commas, stops, tokens, token_chars, cased, upper, siblings, same_tag
     double overlap
@@ -1555,6 +1556,7 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
             st[n].upper = upper
             st[n].ends = ends
             st[n].overlap = _title_overlap(&toks, low, title, title_h) if has_title else 0.0
+            st[n].place = b[6]
             position[b[0]] = n
             name = <const char*>st[n].node.name
             tag = tags.get(<size_t>name)
@@ -1673,7 +1675,7 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
             row[base + 8] = log1p(<double>st[k].siblings)
             row[base + 9] = st[k].same_tag / <double>st[k].siblings
             row += width
-        _page_columns(st, n, blocks, X.data.as_doubles, width, base + 10, total)
+        _page_columns(st, n, X.data.as_doubles, width, base + 10, total)
         return blocks, X
     finally:
         free(st)
@@ -1684,59 +1686,81 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
         free(scratch.data)
 
 
-cdef void _page_columns(Stat* st, Py_ssize_t n, list blocks, double* X, Py_ssize_t width, Py_ssize_t at,
-                       Py_ssize_t total) except *:
+cdef int _page_columns(Stat* st, Py_ssize_t n, double* X, Py_ssize_t width, Py_ssize_t at,
+                       Py_ssize_t total) except -1:
     """_content.page_columns into columns ``at``.. of each row: the page's
     blocks, link density, largest block's and prose blocks' share of its
-    words, share of list items, words; the block's run (its place, index 7
-    of ``blocks``' entries): blocks, share of words, link density, largest."""
-    cdef Py_ssize_t k, chars = 0, links = 0, prose = 0, lists = 0, max_words = 0, top_words = -1
-    cdef dict runs = {}
-    cdef list run
-    cdef object top = None, key
+    words, share of list items, words; the block's run (the blocks of its
+    place, ``st[k].place``): blocks, share of words, link density, largest.
+    Runs are numbered in page order through a table of place hashes (C
+    arrays: a dict of lists of Python ints cost a Python object a sum)."""
+    cdef Py_ssize_t k, r, chars = 0, links = 0, prose = 0, lists = 0, max_words = 0, top = 0, n_runs = 0
+    cdef Py_ssize_t slots = 16, at_slot
+    cdef Py_ssize_t* slot = NULL  # run number + 1 by hash slot, 0: empty
+    cdef Py_ssize_t* run_of = NULL  # each block's run
+    cdef Py_ssize_t* runs = NULL  # each run: blocks, words, links, chars
+    cdef u64* place = NULL  # each run's place hash
     cdef double* row
     cdef double page_ld, big, prose_share, list_share, log_n, log_total
-    for k in range(n):
-        chars += st[k].chars
-        links += st[k].links
-        if st[k].words >= 30:
-            prose += st[k].words
-        if st[k].words > max_words:
-            max_words = st[k].words
-        if strcmp(<const char*>st[k].node.name, "li") == 0:
-            lists += 1
-        key = (<tuple>blocks[k])[7]
-        run = runs.get(key)
-        if run is None:
-            run = runs[key] = [0, 0, 0, 0]
-        run[0] += 1
-        run[1] += st[k].words
-        run[2] += st[k].links
-        run[3] += st[k].chars
-    for key, run in runs.items():  # the first of the largest, in page order
-        if top is None or <Py_ssize_t>run[1] > top_words:
-            top = key
-            top_words = run[1]
-    log_n = log1p(<double>n)
-    page_ld = links / <double>max(1, chars)
-    big = max_words / <double>total
-    prose_share = prose / <double>total
-    list_share = lists / <double>n
-    log_total = log1p(<double>total)
-    for k in range(n):
-        row = X + k * width + at
-        key = (<tuple>blocks[k])[7]
-        run = runs[key]
-        row[0] = log_n
-        row[1] = page_ld
-        row[2] = big
-        row[3] = prose_share
-        row[4] = list_share
-        row[5] = log_total
-        row[6] = log1p(<double>(<Py_ssize_t>run[0]))
-        row[7] = (<Py_ssize_t>run[1]) / <double>total
-        row[8] = (<Py_ssize_t>run[2]) / <double>max(1, <Py_ssize_t>run[3])
-        row[9] = 1.0 if key == top else 0.0
+    while slots < 2 * n:
+        slots *= 2
+    slot = <Py_ssize_t*>calloc(slots, sizeof(Py_ssize_t))
+    run_of = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    runs = <Py_ssize_t*>calloc(4 * n, sizeof(Py_ssize_t))
+    place = <u64*>malloc(n * sizeof(u64))
+    try:
+        if slot == NULL or run_of == NULL or runs == NULL or place == NULL:
+            raise MemoryError()
+        for k in range(n):
+            chars += st[k].chars
+            links += st[k].links
+            if st[k].words >= 30:
+                prose += st[k].words
+            if st[k].words > max_words:
+                max_words = st[k].words
+            if strcmp(<const char*>st[k].node.name, "li") == 0:
+                lists += 1
+            at_slot = <Py_ssize_t>((st[k].place * <u64>11400714819323198485ULL) >> 32) & (slots - 1)
+            while slot[at_slot] and place[slot[at_slot] - 1] != st[k].place:
+                at_slot = (at_slot + 1) & (slots - 1)
+            if not slot[at_slot]:  # a new run, numbered in page order
+                place[n_runs] = st[k].place
+                n_runs += 1
+                slot[at_slot] = n_runs
+            r = slot[at_slot] - 1
+            run_of[k] = r
+            runs[4 * r] += 1
+            runs[4 * r + 1] += st[k].words
+            runs[4 * r + 2] += st[k].links
+            runs[4 * r + 3] += st[k].chars
+        for r in range(1, n_runs):  # the first of the largest, in page order
+            if runs[4 * r + 1] > runs[4 * top + 1]:
+                top = r
+        log_n = log1p(<double>n)
+        page_ld = links / <double>max(1, chars)
+        big = max_words / <double>total
+        prose_share = prose / <double>total
+        list_share = lists / <double>n
+        log_total = log1p(<double>total)
+        for k in range(n):
+            row = X + k * width + at
+            r = run_of[k]
+            row[0] = log_n
+            row[1] = page_ld
+            row[2] = big
+            row[3] = prose_share
+            row[4] = list_share
+            row[5] = log_total
+            row[6] = log1p(<double>runs[4 * r])
+            row[7] = runs[4 * r + 1] / <double>total
+            row[8] = runs[4 * r + 2] / <double>max(1, runs[4 * r + 3])
+            row[9] = 1.0 if r == top else 0.0
+        return 0
+    finally:
+        free(slot)
+        free(run_of)
+        free(runs)
+        free(place)
 
 
 def score_table(const double[::1] X, Py_ssize_t width, const int[::1] feature, const double[::1] threshold,
@@ -1971,3 +1995,800 @@ def container_cut(list scores, list words, list link_density, list nodes, list p
         free(parent)
         free(node)
         free(inside)
+
+
+# Content mode's clean_html (_content_html.content_html_py), compiled.
+# Tag classes as _content_html._tag_bits writes them: flags in bits 0-18,
+# then fields (see there).
+cdef enum:
+    K_BLOCK = 1 << 0
+    K_SKIP = 1 << 1
+    K_WRAPPER = 1 << 2
+    K_INLINE = 1 << 3
+    K_UNWRITTEN = 1 << 4
+    K_VOID = 1 << 5
+    K_DROP_EMPTY = 1 << 6
+    K_OPENED = 1 << 7
+    K_PLAIN = 1 << 8
+    K_HEADING = 1 << 9
+    K_A = 1 << 10
+    K_IMG = 1 << 11
+    K_PICTURE = 1 << 12
+    K_FIGURE = 1 << 13
+    K_PRE = 1 << 14
+    K_TABLE = 1 << 15
+    K_BR = 1 << 16
+    K_HTML_BODY = 1 << 17
+    K_TABLE_CHILD = 1 << 18
+
+
+cdef inline int _cleared(u64 bits) noexcept nogil:
+    return <int>(bits >> 20 & 15)
+
+
+cdef inline int _set_bits(u64 bits) noexcept nogil:
+    return <int>(bits >> 24 & 15)
+
+
+cdef inline int _blocked_by(u64 bits) noexcept nogil:
+    return <int>(bits >> 28 & 15)
+
+
+cdef inline int _around_code(u64 bits) noexcept nogil:
+    return <int>(bits >> 32 & 7)
+
+
+cdef inline int _needs_around(u64 bits) noexcept nogil:
+    return <int>(bits >> 35 & 127)
+
+
+cdef inline int _refuses_around(u64 bits) noexcept nogil:
+    return <int>(bits >> 42 & 127)
+
+
+cdef inline int _child_code(u64 bits) noexcept nogil:
+    return <int>(bits >> 49 & 7)
+
+
+cdef inline int _takes_children(u64 bits) noexcept nogil:
+    return <int>(bits >> 52 & 255)
+
+
+cdef int _map_init(NodeMap* m) noexcept nogil:
+    m.cap = 64
+    m.used = 0
+    m.keys = <size_t*>calloc(m.cap, sizeof(size_t))
+    m.values = <Py_ssize_t*>malloc(m.cap * sizeof(Py_ssize_t))
+    return 0 if m.keys != NULL and m.values != NULL else -1
+
+
+cdef inline bint _map_has(NodeMap* m, size_t key) noexcept nogil:
+    return m.keys[_slot(m, key)] != 0
+
+
+cdef int _map_put(NodeMap* m, size_t key, Py_ssize_t value) except -1:
+    cdef Py_ssize_t at
+    if 2 * (m.used + 1) > m.cap and _map_grow(m) < 0:
+        raise MemoryError()
+    at = _slot(m, key)
+    if m.keys[at] == 0:
+        m.keys[at] = key
+        m.used += 1
+    m.values[at] = value
+    return 0
+
+
+cdef int _tag_of(xmlNode* node, NodeMap* names, dict tag_bits, u64* bits) except -1:
+    """The tag's classes (``_content_html._TAG_BITS``), cached by libxml2's
+    name pointer; 0 for a namespaced element (its tag, ``{uri}name``, is
+    in none of the sets)."""
+    cdef Py_ssize_t at
+    if node.ns != NULL or node.name == NULL:
+        bits[0] = 0
+        return 0
+    at = _slot(names, <size_t>node.name)
+    if names.keys[at] != 0:
+        bits[0] = <u64>names.values[at]
+        return 0
+    value = tag_bits.get(<bytes>(<const char*>node.name))
+    bits[0] = 0 if value is None else <u64>value
+    _map_put(names, <size_t>node.name, <Py_ssize_t>bits[0])
+    return 0
+
+
+cdef int _run(xmlNode* c, Buf* scratch, const char** text, Py_ssize_t* n) except -1:
+    """lxml's ``.text`` / ``.tail`` as UTF-8: the run of text and CDATA
+    nodes from ``c``, the node's own content when alone, else joined into
+    ``scratch``; ``n`` is 0 when there is none or it is empty."""
+    cdef const char* content
+    n[0] = 0
+    text[0] = NULL
+    if c == NULL or (c.type != TEXT and c.type != CDATA):
+        return 0
+    if c.next == NULL or (c.next.type != TEXT and c.next.type != CDATA):
+        if c.content != NULL:
+            text[0] = <const char*>c.content
+            n[0] = strlen(text[0])
+        return 0
+    scratch.len = 0
+    while c != NULL and (c.type == TEXT or c.type == CDATA):
+        content = <const char*>c.content
+        if content != NULL:
+            add(scratch, content, strlen(content))
+        c = c.next
+    text[0] = scratch.data
+    n[0] = scratch.len
+    return 0
+
+
+cdef bint _all_space(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """``str.isspace`` of UTF-8 text (False when empty)."""
+    cdef Py_ssize_t i = 0, k
+    if n == 0:
+        return False
+    while i < n:
+        k = space_len(p + i, n - i)
+        if k == 0:
+            return False
+        i += k
+    return True
+
+
+cdef inline bint _html_space(unsigned char c) noexcept nogil:
+    """HTML's white space (``_content_html._SPACE``)."""
+    return c == 32 or c == 9 or c == 10 or c == 13 or c == 12
+
+
+cdef int _has_word(const char* p, Py_ssize_t n) except -1:
+    """Whether UTF-8 text holds a ``\\w`` character (``re``'s)."""
+    cdef Py_ssize_t i
+    cdef bint wide = False
+    cdef unsigned char c
+    cdef str text
+    for i in range(n):
+        c = <unsigned char>p[i]
+        if c >= 128:
+            wide = True
+        elif _ASCII_CLASS[c] != 0 or c == 95:
+            return True
+    if wide:
+        text = p[:n].decode("utf-8", "surrogatepass")
+        for ch in text:
+            if _word_char(ch):
+                return True
+    return False
+
+
+cdef int _add_escaped(Buf* b, const char* p, Py_ssize_t n, bint quote) except -1:
+    """``html.escape(text, quote)`` of UTF-8 text into ``b``."""
+    cdef Py_ssize_t i, done = 0
+    cdef char c
+    cdef const char* rep
+    grow(b, n)
+    for i in range(n):
+        c = p[i]
+        if c == b'&':
+            rep = "&amp;"
+        elif c == b'<':
+            rep = "&lt;"
+        elif c == b'>':
+            rep = "&gt;"
+        elif quote and c == b'"':
+            rep = "&quot;"
+        elif quote and c == b"'":
+            rep = "&#x27;"
+        else:
+            continue
+        add(b, p + done, i - done)
+        add(b, rep, strlen(rep))
+        done = i + 1
+    add(b, p + done, n - done)
+    return 0
+
+
+cdef int _write_run(Buf* out, Buf* scratch, xmlNode* c, bint raw, Py_ssize_t* last) except -1:
+    """The text of the run from ``c`` as content_html_py writes it: as it
+    is inside a ``<pre>``; else one space for white space alone, white
+    space at its ends cut to one space. ``last``: the length of ``out``
+    after the last text shown."""
+    cdef const char* p
+    cdef Py_ssize_t n, i, j
+    _run(c, scratch, &p, &n)
+    if n == 0:
+        return 0
+    if raw:
+        _add_escaped(out, p, n, False)
+        if not _all_space(<const unsigned char*>p, n):
+            last[0] = out.len
+    elif _all_space(<const unsigned char*>p, n):
+        add1(out, 32)
+    else:  # white space alone is handled above: something is left between the ends
+        i = 0
+        j = n
+        if _html_space(<unsigned char>p[0]):
+            add1(out, 32)
+            while _html_space(<unsigned char>p[i]):
+                i += 1
+        while _html_space(<unsigned char>p[j - 1]):
+            j -= 1
+        _add_escaped(out, p + i, j - i, False)
+        if j < n:
+            add1(out, 32)
+        last[0] = out.len
+    return 0
+
+
+cdef int _start_tag(Buf* out, Buf* scratch, xmlNode* node, u64 bits, dict attributes, object urls,
+                    dict seen) except -1:
+    """``_content_html._start_tag`` into ``out``: 1, or 0 (nothing written)
+    for a link without a usable target or an image without source or
+    text. ``urls(value)`` makes a URL absolute (None: unsafe); ``seen`` is
+    its cache, read here first (a page repeats its links)."""
+    cdef Py_ssize_t start = out.len, n
+    cdef tree.xmlAttr* attr = node.properties
+    cdef tree.xmlAttr* a
+    cdef bint href = False, src = False, alt = False
+    cdef const char* name
+    cdef const char* p
+    cdef bytes value
+    add1(out, b'<')
+    add(out, <const char*>node.name, strlen(<const char*>node.name))
+    while attr != NULL:
+        a = attr
+        attr = attr.next
+        if a.ns != NULL:
+            continue  # "{uri}name": not among ATTRIBUTES
+        name = <const char*>a.name
+        is_url = attributes.get(<bytes>name)
+        if is_url is None:
+            continue
+        if is_url:
+            raw = _run_text(a.children)
+            got = seen.get(raw)
+            if got is None:
+                got = urls(raw)
+            if got is None:
+                continue
+            value = (<str>got).encode("utf-8", "surrogatepass")
+            p = value
+            n = len(value)
+        else:
+            _run(a.children, scratch, &p, &n)
+        add1(out, 32)
+        add(out, name, strlen(name))
+        add(out, '="', 2)
+        _add_escaped(out, p, n, True)
+        add1(out, b'"')
+        if strcmp(name, "href") == 0:
+            href = True
+        elif strcmp(name, "src") == 0:
+            src = True
+        elif strcmp(name, "alt") == 0 and n > 0:
+            alt = True
+    if (bits & K_A and not href) or (bits & K_IMG and not (src or alt)):
+        out.len = start
+        return 0
+    if bits & K_OPENED:
+        add(out, " open", 5)
+    add1(out, b'>')
+    return 1
+
+
+cdef int _table_part(xmlNode* el, NodeMap* holds, NodeMap* broken, NodeMap* names, dict tag_bits,
+                     Buf* scratch) except -1:
+    """One element of ``_content_html._broken_tables``' loop: its table,
+    if any, is broken when a browser would move the element, or (a kept
+    table part) its own text or another element beside its rows or cells,
+    out of it."""
+    cdef xmlNode* parent = el.parent
+    cdef xmlNode* c
+    cdef u64 bits, other
+    cdef bint bad = False
+    cdef int inside, allowed
+    cdef const char* p
+    cdef Py_ssize_t n
+    if parent != NULL and parent.type != ELEMENT:
+        parent = NULL
+    _tag_of(el, names, tag_bits, &bits)
+    if parent != NULL:
+        _tag_of(parent, names, tag_bits, &other)
+        inside = _takes_children(other)
+        bad = inside != 0 and not (bits & K_TABLE_CHILD and inside >> _child_code(bits) & 1)
+    allowed = _takes_children(bits)
+    if not bad and allowed != 0 and not _map_has(holds, <size_t>el):
+        _run(el.children, scratch, &p, &n)
+        bad = n > 0 and not _all_space(<const unsigned char*>p, n)
+        c = el.children
+        while not bad and c != NULL:
+            if c.type == ELEMENT:
+                _tag_of(c, names, tag_bits, &other)
+                if not (other & K_TABLE_CHILD and allowed >> _child_code(other) & 1):
+                    bad = True
+                else:
+                    _run(c.next, scratch, &p, &n)
+                    bad = n > 0 and not _all_space(<const unsigned char*>p, n)
+            elif c.type == COMMENT or c.type == PI or c.type == 5:  # and entity references: not a tag
+                bad = True
+            c = c.next
+        parent = el
+    if bad:
+        while parent != NULL and parent.type == ELEMENT:
+            _tag_of(parent, names, tag_bits, &other)
+            if other & K_TABLE:
+                _map_put(broken, <size_t>parent, 1)
+                break
+            parent = parent.parent
+    return 0
+
+
+cdef int _hidden_left_out(list kept, NodeMap* skips, NodeMap* names, dict tag_bits, object class_hides,
+                          Buf* scratch) except -1:
+    """``_content_html._hidden_left_out`` with ``_content._is_hidden``."""
+    cdef xmlNode* el = NULL
+    cdef xmlNode* node
+    cdef u64 bits
+    cdef bint down = True
+    cdef const char* p
+    cdef Py_ssize_t n
+    for a in kept:
+        node = <xmlNode*><size_t>a
+        _tag_of(node, names, tag_bits, &bits)
+        if not bits & K_PRE:
+            el = node
+            break
+    if el == NULL:
+        return True  # <pre>s only: the same output either way
+    node = el
+    while node != NULL and node.type == ELEMENT:
+        _tag_of(node, names, tag_bits, &bits)
+        if not bits & K_HTML_BODY and node.properties != NULL and _hidden(node, class_hides):
+            return False
+        node = node.parent
+    node = el
+    while True:  # start and end events only: comments and their tails unseen
+        if down and node.type == ELEMENT:
+            if node != el:
+                _tag_of(node, names, tag_bits, &bits)
+                if (bits & (K_SKIP | K_BLOCK) or _map_has(skips, <size_t>node)
+                        or (node.properties != NULL and _hidden(node, class_hides))):
+                    down = False  # not entered; its tail still counts
+            if down:
+                _run(node.children, scratch, &p, &n)
+                if n and _has_word(p, n):
+                    return True
+                if node.children != NULL:
+                    node = node.children
+                    continue
+                down = False
+        if not down and node != el:
+            _run(node.next, scratch, &p, &n)
+            if n and _has_word(p, n):
+                return True
+        if not step(&node, el, &down):
+            break
+    return False
+
+
+cdef struct HFrame:
+    xmlNode* written  # the element whose end tag is written at its end, or NULL
+    u64 bits
+    Py_ssize_t start, body  # the output's length before and after its start tag
+    int owner, around, opened
+    bint raw, shown
+
+
+def content_body(object root, list kept, object skip, object class_hides, object urls, dict tag_bits,
+                 dict attributes):
+    """The body of ``_content_html.content_html_py``'s page (what it joins
+    from ``out``) for the ``kept`` elements, leaving out the subtrees of
+    the elements in ``skip`` (an iterable), hiding
+    what ``_content._is_hidden`` hides when ``class_hides`` (its class
+    test) is given; ``urls`` is the page's ``_content_html._Urls`` (its
+    cache ``seen`` read here first), ``tag_bits`` its ``_TAG_BITS`` and
+    ``attributes`` ``_ATTRIBUTE_URLS``.
+    One iterative walk over libxml2's nodes, written as UTF-8 and decoded
+    once: the Python walk's per-node work (iterwalk's proxies, the frame
+    tuples, a string a part) was a quarter of content mode on pages
+    without a site model."""
+    cdef cetree._Element top = <cetree._Element?>root
+    cdef xmlNode* c_root = top._c_node
+    cdef xmlNode* node = c_root
+    cdef xmlNode* parent
+    cdef NodeMap kept_set, holds, skips, broken, names
+    cdef Buf out, scratch
+    cdef HFrame* frames = NULL
+    cdef HFrame* grown
+    cdef HFrame* f
+    cdef Py_ssize_t depth = 0, cap = 256, last = 0, i, start
+    cdef bint down = True, hide = class_hides is not None, write, enter, has_attrs, raw, shown, spaced
+    cdef int owner, around, opened
+    cdef u64 bits
+    cdef size_t address
+    cdef list nodes = [<size_t>(<cetree._Element?>e)._c_node for e in kept]
+    cdef dict seen = urls.seen
+    out.data = NULL; out.len = 0; out.cap = 0
+    scratch.data = NULL; scratch.len = 0; scratch.cap = 0
+    kept_set.keys = NULL; kept_set.values = NULL
+    holds.keys = NULL; holds.values = NULL
+    skips.keys = NULL; skips.values = NULL
+    broken.keys = NULL; broken.values = NULL
+    names.keys = NULL; names.values = NULL
+    try:
+        if (_map_init(&kept_set) < 0 or _map_init(&holds) < 0 or _map_init(&skips) < 0
+                or _map_init(&broken) < 0 or _map_init(&names) < 0):
+            raise MemoryError()
+        frames = <HFrame*>malloc(cap * sizeof(HFrame))
+        if frames == NULL:
+            raise MemoryError()
+        for a in nodes:
+            _map_put(&kept_set, <size_t>a, 1)
+        for a in nodes:  # their ancestors: shared ones once
+            parent = (<xmlNode*><size_t>a).parent
+            while parent != NULL and parent.type == ELEMENT and not _map_has(&holds, <size_t>parent):
+                _map_put(&holds, <size_t>parent, 1)
+                parent = parent.parent
+        for e in skip:
+            _map_put(&skips, <size_t>(<cetree._Element?>e)._c_node, 1)
+        for a in nodes:
+            _table_part(<xmlNode*><size_t>a, &holds, &broken, &names, tag_bits, &scratch)
+        for i in range(holds.cap):
+            if holds.keys[i] != 0:
+                _table_part(<xmlNode*>holds.keys[i], &holds, &broken, &names, tag_bits, &scratch)
+        if hide and not _hidden_left_out(nodes, &skips, &names, tag_bits, class_hides, &scratch):
+            hide = False
+        frames[0].written = NULL
+        frames[0].bits = 0
+        frames[0].start = frames[0].body = 0
+        frames[0].owner = frames[0].around = frames[0].opened = 0
+        frames[0].raw = frames[0].shown = False
+        depth = 1
+        node = c_root
+        while True:
+            if down and node.type == ELEMENT:
+                if depth == cap:
+                    grown = <HFrame*>realloc(frames, 2 * cap * sizeof(HFrame))
+                    if grown == NULL:
+                        raise MemoryError()
+                    frames, cap = grown, 2 * cap
+                f = &frames[depth - 1]
+                owner, raw, shown, around, opened = f.owner, f.raw, f.shown, f.around, f.opened
+                _tag_of(node, &names, tag_bits, &bits)
+                has_attrs = node.properties != NULL
+                address = <size_t>node
+                enter = True
+                write = False
+                if _map_has(&kept_set, address):
+                    owner = 1
+                    shown = hide and not bits & K_PRE
+                    write = bits & K_BLOCK and not bits & K_UNWRITTEN
+                elif _map_has(&holds, address):
+                    if bits & K_BLOCK:
+                        owner = 2 if bits & K_FIGURE else 0
+                    write = bits & K_WRAPPER
+                elif owner == 1:
+                    if (bits & K_BLOCK and not bits & K_BR) or bits & K_SKIP or _map_has(&skips, address):
+                        enter = False
+                    elif has_attrs and shown and _hidden(node, class_hides):
+                        enter = False
+                    else:
+                        write = bits & K_INLINE
+                elif (owner == 2 and bits & (K_IMG | K_A | K_PICTURE) and not _map_has(&skips, address)
+                      and not (hide and has_attrs and _hidden(node, class_hides))):
+                    write = not bits & K_PICTURE
+                else:
+                    enter = False
+                f = &frames[depth]
+                depth += 1
+                if not enter:
+                    f.written = NULL
+                    f.owner = -1
+                    down = False
+                else:
+                    start = out.len
+                    f.written = NULL
+                    if write and (opened & _blocked_by(bits)
+                                  or (_needs_around(bits) and not _needs_around(bits) >> around & 1)
+                                  or (bits & K_TABLE and _map_has(&broken, address))
+                                  or _refuses_around(bits) >> around & 1):
+                        write = False
+                    if write:
+                        if not has_attrs and bits & K_PLAIN:
+                            add1(&out, b'<')
+                            add(&out, <const char*>node.name, strlen(<const char*>node.name))
+                            add1(&out, b'>')
+                            write = True
+                        else:
+                            write = _start_tag(&out, &scratch, node, bits, attributes, urls, seen)
+                        if write:
+                            if bits & K_VOID:
+                                last = out.len
+                            else:
+                                f.written = node
+                                around = _around_code(bits)
+                                opened = (opened & ~_cleared(bits)) | _set_bits(bits)
+                    if bits & K_PRE:
+                        raw = True
+                    f.bits = bits
+                    f.start = start
+                    f.body = out.len
+                    f.owner, f.raw, f.shown, f.around, f.opened = owner, raw, shown, around, opened
+                    if owner == 1:
+                        _write_run(&out, &scratch, node.children, raw, &last)
+                    if node.children != NULL:
+                        node = node.children
+                        continue
+                    down = False
+            elif down and (node.type == COMMENT or node.type == PI):
+                f = &frames[depth - 1]  # not entered; the text after it is its parent's
+                if f.owner == 1:
+                    _write_run(&out, &scratch, node.next, f.raw, &last)
+            if not down:  # leaving an element
+                depth -= 1
+                f = &frames[depth]
+                if f.written != NULL:
+                    if last <= f.start and f.bits & K_DROP_EMPTY:  # nothing shown inside
+                        spaced = out.len > f.body
+                        out.len = f.start
+                        if spaced:
+                            add1(&out, 32)
+                    else:
+                        add(&out, "</", 2)
+                        add(&out, <const char*>f.written.name, strlen(<const char*>f.written.name))
+                        add1(&out, b'>')
+                f = &frames[depth - 1]
+                if f.owner == 1:
+                    _write_run(&out, &scratch, node.next, f.raw, &last)
+            if not step(&node, c_root, &down):
+                break
+        return out.data[:out.len].decode("utf-8", "surrogatepass") if out.len else ""
+    finally:
+        free(out.data)
+        free(scratch.data)
+        free(frames)
+        free(kept_set.keys); free(kept_set.values)
+        free(holds.keys); free(holds.values)
+        free(skips.keys); free(skips.values)
+        free(broken.keys); free(broken.values)
+        free(names.keys); free(names.values)
+
+
+# The page's headline (_title) and content mode's page checks (_content).
+cdef enum:
+    S_UNSEEN = 1  # _title._UNSEEN: text no reader sees
+    S_BREAK = 2  # _title._BREAKS: ends a line
+
+
+cdef inline bint _named(xmlNode* node, const char* name) noexcept nogil:
+    """An element whose tag is ``name`` without a namespace (lxml's
+    ``iter(name)``)."""
+    return node.type == ELEMENT and node.ns == NULL and node.name != NULL and strcmp(<const char*>node.name, name) == 0
+
+
+cdef int _seen_text(xmlNode* el, NodeMap* names, dict tag_bits, object class_hides, Buf* out,
+                    Buf* scratch) except -1:
+    """``_title._seen_text`` before its white space is collapsed, as UTF-8
+    into ``out``: start and end events only (comments and their tails
+    unseen), unseen and hidden elements left out but their tails."""
+    cdef xmlNode* node = el
+    cdef bint down = True
+    cdef u64 bits
+    cdef const char* p
+    cdef Py_ssize_t n
+    while True:
+        if down and node.type == ELEMENT:
+            _tag_of(node, names, tag_bits, &bits)
+            if node != el and (bits & S_UNSEEN or (node.properties != NULL and _hidden(node, class_hides))):
+                down = False  # not entered; its end still comes, with its tail
+            else:
+                if bits & S_BREAK:
+                    add1(out, 32)
+                _run(node.children, scratch, &p, &n)
+                add(out, p, n)
+                if node.children != NULL:
+                    node = node.children
+                    continue
+                down = False
+        if not down and node != el:
+            _tag_of(node, names, tag_bits, &bits)
+            if bits & S_BREAK:
+                add1(out, 32)
+            _run(node.next, scratch, &p, &n)
+            add(out, p, n)
+        if not step(&node, el, &down):
+            break
+    return 0
+
+
+def headings(object root, bytes name, object skip, object class_hides, dict tag_bits):
+    """``_title._headings_py`` before ``_norm``: (seen text, in ``skip``)
+    of each ``name`` element under ``root`` (itself too) in document order
+    that neither it nor an ancestor hides (``_content._is_hidden``, whose
+    class test is ``class_hides``). ``skip``: elements (an iterable);
+    ``tag_bits``: ``_title._SEEN_BITS``. One walk over libxml2's nodes:
+    lxml's ``iter("h1")`` alone was half of ``page_title``."""
+    cdef cetree._Element top = <cetree._Element?>root
+    cdef xmlNode* c_root = top._c_node
+    cdef xmlNode* node = c_root
+    cdef xmlNode* up
+    cdef const char* c_name = name
+    cdef NodeMap names, skips
+    cdef Buf out, scratch
+    cdef bint hidden, inside
+    cdef list found = []
+    out.data = NULL; out.len = 0; out.cap = 0
+    scratch.data = NULL; scratch.len = 0; scratch.cap = 0
+    names.keys = NULL; names.values = NULL
+    skips.keys = NULL; skips.values = NULL
+    try:
+        if _map_init(&names) < 0 or _map_init(&skips) < 0:
+            raise MemoryError()
+        for e in skip:
+            _map_put(&skips, <size_t>(<cetree._Element?>e)._c_node, 1)
+        while node != NULL:
+            if _named(node, c_name):
+                hidden = inside = False
+                up = node
+                while up != NULL and up.type == ELEMENT:
+                    if not hidden and up.properties != NULL and _hidden(up, class_hides):
+                        hidden = True
+                        break
+                    if not inside and _map_has(&skips, <size_t>up):
+                        inside = True
+                    up = up.parent
+                if not hidden:
+                    out.len = 0
+                    _seen_text(node, &names, tag_bits, class_hides, &out, &scratch)
+                    found.append((out.data[:out.len].decode("utf-8", "surrogatepass") if out.len else "", inside))
+            node = next_node(node, c_root, True)
+        return found
+    finally:
+        free(out.data)
+        free(scratch.data)
+        free(names.keys)
+        free(names.values)
+        free(skips.keys)
+        free(skips.values)
+
+
+cdef Py_ssize_t _count_tokens(const char* p, Py_ssize_t n) except -1:
+    """``len(re.findall(r"\\w+", text))`` of UTF-8 text."""
+    cdef Py_ssize_t i, count = 0
+    cdef bint in_word = False, wide = False, word
+    cdef unsigned char c
+    for i in range(n):
+        if <unsigned char>p[i] >= 128:
+            wide = True
+            break
+    if not wide:
+        for i in range(n):
+            c = <unsigned char>p[i]
+            word = _ASCII_CLASS[c] != 0 or c == 95
+            if word and not in_word:
+                count += 1
+            in_word = word
+        return count
+    for ch in p[:n].decode("utf-8", "surrogatepass"):
+        word = _word_char(ch)
+        if word and not in_word:
+            count += 1
+        in_word = word
+    return count
+
+
+def noscript_words(object root):
+    """``_content.show_noscript``'s count: the words (``\\w+``) of each
+    ``<noscript>`` under ``root`` (itself too) in its ``itertext()``,
+    summed; -1 when there is none. ``itertext()`` gives every run of text
+    in the subtree but its tail (the element's text, its descendants'
+    texts and tails, comments' tails but not their text), and tokens never
+    cross from one run to the next (``" ".join``). One walk over libxml2's
+    nodes instead of lxml's ``iter("noscript")`` over the page."""
+    cdef cetree._Element top = <cetree._Element?>root
+    cdef xmlNode* c_root = top._c_node
+    cdef xmlNode* node = c_root
+    cdef xmlNode* inner
+    cdef Buf scratch
+    cdef Py_ssize_t held = -1, n
+    cdef const char* p
+    scratch.data = NULL; scratch.len = 0; scratch.cap = 0
+    try:
+        while node != NULL:
+            if _named(node, "noscript"):
+                if held < 0:
+                    held = 0
+                inner = node.children
+                while inner != NULL:
+                    if ((inner.type == TEXT or inner.type == CDATA)
+                            and (inner.prev == NULL or (inner.prev.type != TEXT and inner.prev.type != CDATA))):
+                        _run(inner, &scratch, &p, &n)  # a run starts here
+                        held += _count_tokens(p, n)
+                    inner = next_node(inner, node, True)
+            node = next_node(node, c_root, True)
+        return held
+    finally:
+        free(scratch.data)
+
+
+def first_text(object root, bytes name):
+    """``root.findtext(".//" + name) or ""``: the text of the first
+    descendant ``name`` element (no namespace), in document order. One walk
+    over libxml2's nodes (lxml's search cost 0.1 ms a page)."""
+    cdef cetree._Element top = <cetree._Element?>root
+    cdef xmlNode* c_root = top._c_node
+    cdef xmlNode* node = next_node(c_root, c_root, True)
+    cdef const char* c_name = name
+    while node != NULL:
+        if _named(node, c_name):
+            return _run_text(node.children)
+        node = next_node(node, c_root, True)
+    return ""
+
+
+cdef int _subtree_text(xmlNode* el, Buf* out) except -1:
+    """``"".join(el.itertext())`` as UTF-8 into ``out``: every text and
+    CDATA node under ``el`` in document order (not its tail)."""
+    cdef xmlNode* node = el.children
+    cdef const char* content
+    while node != NULL:
+        if (node.type == TEXT or node.type == CDATA) and node.content != NULL:
+            content = <const char*>node.content
+            add(out, content, strlen(content))
+        node = next_node(node, el, True)
+    return 0
+
+
+def head_tags(object root):
+    """``_title._head_tags_py``: each ``<title>`` and ``<meta>`` under
+    ``root`` (itself too) in document order, a meta as (True, its
+    property or else name, its content) and a title as (False, whether
+    an ``<svg>`` holds it, its text). One walk over libxml2's nodes, no
+    element proxy: a page's head holds dozens of metas."""
+    cdef cetree._Element top = <cetree._Element?>root
+    cdef xmlNode* c_root = top._c_node
+    cdef xmlNode* node = c_root
+    cdef xmlNode* up
+    cdef Buf text
+    cdef bint in_svg
+    cdef list found = []
+    text.data = NULL; text.len = 0; text.cap = 0
+    try:
+        while node != NULL:
+            if _named(node, "meta"):
+                found.append((True, _prop(node, "property") or _prop(node, "name") or "",
+                              _prop(node, "content") or ""))
+            elif _named(node, "title"):
+                in_svg = False
+                up = node.parent
+                while up != NULL and up.type == ELEMENT:
+                    if _named(up, "svg"):
+                        in_svg = True
+                        break
+                    up = up.parent
+                text.len = 0
+                _subtree_text(node, &text)
+                found.append((False, in_svg, text.data[:text.len].decode("utf-8", "surrogatepass")
+                              if text.len else ""))
+            node = next_node(node, c_root, True)
+        return found
+    finally:
+        free(text.data)
+
+
+def child_text(object root, bytes parent, bytes child):
+    """``root.find(parent + "/" + child)``'s text, "" when there is no such
+    element or it has none: the first ``child`` element (no namespace) of
+    the ``parent`` children of ``root``, in document order. For content
+    mode's ``<head><title>`` without an ElementPath search a page."""
+    cdef xmlNode* outer = (<cetree._Element?>root)._c_node.children
+    cdef xmlNode* inner
+    cdef const char* c_parent = parent
+    cdef const char* c_child = child
+    while outer != NULL:
+        if _named(outer, c_parent):
+            inner = outer.children
+            while inner != NULL:
+                if _named(inner, c_child):
+                    return _run_text(inner.children)
+                inner = inner.next
+        outer = outer.next
+    return ""

@@ -49,10 +49,8 @@ _CLASSES: dict[bytes, int] = {
     b"br": 5,
 }
 
-try:
-    from . import _speedups
-except ImportError:  # not compiled: the pure-Python walk gives the same result
-    _speedups = None
+# None when not built or switched off (the pure-Python walk gives the same result)
+from ._compiled import speedups as _speedups
 
 
 def tree_text(root: etree._Element) -> str:

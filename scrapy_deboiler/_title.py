@@ -15,11 +15,15 @@ before anything is cut out of its tree.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from lxml import etree
 
-from ._content import _is_hidden
+from ._content import _class_hides, _is_hidden
+
+# None when not built or switched off (_headings_py finds the same)
+from ._compiled import speedups as _speedups
 
 __all__ = ["page_title"]
 
@@ -38,6 +42,8 @@ _BRACKETED = re.compile(r"\s*[\[(]([^\[\]()]+)[\])]\s*$")
 _UNSEEN = frozenset(["script", "style", "noscript", "template", "svg", "button"])
 #: Elements that end a line: the words on either side are two words.
 _BREAKS = frozenset("br p div li dt dd h1 h2 h3 h4 h5 h6 tr td th section header article".split())
+#: The two sets above for the compiled walk (bits as in _speedups.pyx).
+_SEEN_BITS = {t.encode(): (1 if t in _UNSEEN else 0) | (2 if t in _BREAKS else 0) for t in _UNSEEN | _BREAKS}
 #: Marks beside a heading that link to it ("Title¶" on documentation
 #: sites), and separators left at either end.
 _STRIP = " \t\n\r\xa0¶§🔗|–—·•:"
@@ -100,6 +106,12 @@ def _host_names(url: str) -> list[str]:
         host = urlsplit(url).hostname or ""
     except ValueError:
         host = ""
+    return list(_host_keys(host))
+
+
+@lru_cache(maxsize=1024)
+def _host_keys(host: str) -> tuple[str, ...]:
+    """``_host_names`` of a host: a site's pages share it."""
     labels = [_key(x) for x in host.split(".") if x and x != "www"]
     labels = [x for x in labels if x]
     keys = []
@@ -107,7 +119,7 @@ def _host_names(url: str) -> list[str]:
         keys.append("".join(labels))
         keys.extend("".join(labels[i:]) for i in range(1, len(labels) - 1))
         keys.extend(x for x in labels[:-1] if len(x) > 3 or len(labels) <= 2)
-    return keys
+    return tuple(keys)
 
 
 def _is_site(part: str, names: list[str]) -> bool:
@@ -189,21 +201,48 @@ def _in_svg(el: etree._Element) -> bool:
     return any(a.tag == "svg" for a in el.iterancestors())
 
 
+def _headings(root: etree._Element, skip: set | frozenset) -> list[tuple[str, bool]]:
+    """(``_seen_text``, in ``skip``) of each ``<h1>`` of the page that
+    neither it nor an ancestor hides, in document order. The compiled walk
+    when built (lxml's ``iter("h1")`` over the page, and a proxy for each
+    ancestor of each ``<h1>``, were most of ``page_title``), else
+    ``_headings_py``, which defines the result."""
+    if _speedups is not None:
+        return [(_norm(text), inside) for text, inside in _speedups.headings(
+            root, b"h1", skip, _class_hides, _SEEN_BITS)]
+    return _headings_py(root, skip)
+
+
+def _headings_py(root: etree._Element, skip: set | frozenset) -> list[tuple[str, bool]]:
+    """``_headings`` in Python: the reference for the compiled walk."""
+    return [(_seen_text(el), bool(skip) and _in_skip(el, skip)) for el in root.iter("h1") if not _hidden_in(el)]
+
+
 def _head(root: etree._Element) -> tuple[str, dict[str, str]]:
     """``<title>`` and the metas of ``_METAS`` under ``root``. The
     ``<head>`` alone is 0.04 ms a page, the whole page 0.6 ms."""
     title = ""
     metas: dict[str, str] = {}
-    for el in root.iter("title", "meta"):
-        if el.tag == "meta":
-            name = (el.get("property") or el.get("name") or "").strip().lower()
+    found = _speedups.head_tags(root) if _speedups is not None else _head_tags_py(root)
+    for is_meta, value, text in found:
+        if is_meta:
+            name = value.strip().lower()
             if name in _METAS and name not in metas:
-                content = _norm(el.get("content") or "")
+                content = _norm(text)
                 if content:
                     metas[name] = content
-        elif not title and not _in_svg(el):  # an <svg>'s <title> is a tooltip
-            title = _norm("".join(el.itertext()))
+        elif not title and not value:  # an <svg>'s <title> is a tooltip
+            title = _norm(text)
     return title, metas
+
+
+def _head_tags_py(root: etree._Element) -> list[tuple[bool, object, str]]:
+    """Each ``<title>`` and ``<meta>`` under ``root`` for ``_head``: a meta
+    as (True, its property or else name, its content), a title as (False,
+    whether it is in an ``<svg>``, its text). The reference for the
+    compiled walk (``_speedups.head_tags``: no element proxy a meta)."""
+    return [(True, el.get("property") or el.get("name") or "", el.get("content") or "") if el.tag == "meta"
+            else (False, _in_svg(el), "".join(el.itertext())) for el in root.iter("title", "meta")]
 
 
 def page_title(root: etree._Element, url: str = "", skip: set | frozenset = frozenset()) -> str:
@@ -226,17 +265,15 @@ def page_title(root: etree._Element, url: str = "", skip: set | frozenset = froz
     names += _host_names(url)
     found: list[tuple[str, bool]] = []  # (text, in the site's template)
     og_keys = {_key(og), _key(_plain(_cut_site(og, names)))} - {""}
-    for el in root.iter("h1"):
-        if _hidden_in(el):
-            continue
-        text = _seen_text(el).strip(_STRIP)
+    for seen, in_skip in _headings(root, skip):
+        text = seen.strip(_STRIP)
         if text.endswith(" #"):  # a link to the heading, not "C#"
             text = text[:-2].rstrip(_STRIP)
         if text and len(text) <= _MAX_CHARS:
             # An <h1> in the template is the site's name, unless og:title
             # says it is the page's (a template matched by its shape alone:
             # a question's header with its tags and buttons).
-            template = bool(skip) and _in_skip(el, skip) and _key(text) not in og_keys
+            template = in_skip and _key(text) not in og_keys
             found.append((text, template))
     # An <h1> in the template is the same on every page: the site's name
     # ("The Rust Programming Language"), which <title> repeats.

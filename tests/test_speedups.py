@@ -1,6 +1,7 @@
 """The compiled walks must give exactly what the Python reference gives."""
 
 import hashlib
+import os
 from array import array
 
 import pytest
@@ -10,7 +11,7 @@ from lxml import etree
 
 from scrapy_deboiler import SignatureScheme, parse_html
 from scrapy_deboiler import _content, _signatures, _text
-from sitegen import site_pages
+from sitegen import KINDS, site_pages, typed_page
 
 speedups = _signatures._speedups
 
@@ -274,3 +275,154 @@ def test_boilerplate_mode_writes_without_the_subtrees_as_detaching_them_does(mon
     assert [(r.text, r.html, r.markdown, r.removed) for r in fast] == [
         (r.text, r.html, r.markdown, r.removed) for r in slow]
     assert sum(r.removed for r in fast) > 20
+
+
+def test_every_module_takes_the_compiled_walks_through_one_switch():
+    """SCRAPY_DEBOILER_PURE_PYTHON=1 turns every compiled walk off (the
+    Python references run, for comparing outputs and times): each module
+    imports ``_speedups`` through ``_compiled`` alone."""
+    import pathlib
+    import subprocess
+    import sys
+
+    import scrapy_deboiler
+
+    package = pathlib.Path(scrapy_deboiler.__file__).parent
+    users = sorted(p.stem for p in package.glob("*.py") if "_speedups" in p.read_text(encoding="utf-8")
+                   and p.stem != "_compiled")
+    assert {"_clean", "_content", "_content_html", "_signatures", "_text", "_title"} <= set(users)
+    for path in package.glob("*.py"):
+        if path.stem != "_compiled":
+            assert "import _speedups" not in path.read_text(encoding="utf-8"), path.name
+    code = ("import importlib, sys; mods = [importlib.import_module('scrapy_deboiler.' + m) for m in sys.argv[1:]];"
+            "print([m._speedups is None for m in mods if hasattr(m, '_speedups')])")
+    for value, off in (("1", True), ("0", False), ("", False)):
+        env = {**os.environ, "SCRAPY_DEBOILER_PURE_PYTHON": value}
+        out = subprocess.run([sys.executable, "-c", code, *users], env=env, capture_output=True, text=True,
+                             check=True).stdout
+        assert out.strip() == str([off] * len(users))
+
+
+
+# Content mode's clean_html, the headline's <h1>s and the page checks: the
+# compiled walks against their Python references, on the generated sites
+# and on random pages with random kept blocks.
+from scrapy_deboiler import _content_html, _title  # noqa: E402
+
+
+def same_html(root, kept, skip=frozenset(), url=""):
+    for hidden in (None, _content._is_hidden):
+        fast = _content_html.content_html(root, kept, skip, hidden, url)
+        assert fast == _content_html.content_html_py(root, kept, skip, hidden, url)
+    return fast
+
+
+def same_title(root, url="", skip=frozenset()):
+    fast_headings = _title._headings(root, skip)
+    assert fast_headings == _title._headings_py(root, skip)
+    fast = _title.page_title(root, url, skip)
+    py = _title._speedups
+    try:
+        _title._speedups = None
+        assert fast == _title.page_title(root, url, skip)
+    finally:
+        _title._speedups = py
+    assert speedups.noscript_words(root) == _content.noscript_words_py(root)
+    assert speedups.head_tags(root) == _title._head_tags_py(root)
+    assert _content.title_text(root) == (root.findtext(".//title") or "")
+    return fast_headings
+
+
+@pytest.mark.parametrize("fitted", [True, False], ids=["site model", "single page"])
+@pytest.mark.parametrize("kind", [*KINDS, "articles"])
+def test_compiled_clean_html_and_titles_equal_the_python_walks_on_generated_sites(monkeypatch, kind, fitted):
+    """What clean_page gives content_html (kept blocks, boilerplate
+    skipped, the page's URL) and page_title, page by page."""
+    from scrapy_deboiler import Page, SiteModel, clean_page
+
+    if kind == "articles":
+        pairs = [(url, html) for url, html, _ in site_pages("articles.example", 8)]
+    else:
+        pairs = [typed_page(kind, f"{kind}.example", k) for k in range(8)]
+    model = SiteModel.fit([Page(h, u) for u, h in pairs]) if fitted else None
+    calls, titles = [], []
+    real_html, real_title = _content.content_html, _title.page_title
+    monkeypatch.setattr(_content, "content_html", lambda *a: calls.append(a) or real_html(*a))
+    from scrapy_deboiler import _clean
+    monkeypatch.setattr(_clean, "page_title", lambda *a, **k: titles.append((a, k)) or real_title(*a, **k))
+    pages = [Page(h, u) for u, h in pairs]
+    results = [clean_page(page, model, mode="content") for page in pages]
+    assert len(calls) == len(titles) == len(pages) and all(r.text for r in results)
+    for root, kept, skip, hidden, url in calls:
+        assert hidden is _content._is_hidden and kept and (skip or not fitted)
+        assert same_html(root, kept, skip, url) == _content_html.content_html(root, kept, skip, hidden, url)
+    for (root, url), k in titles:
+        assert same_title(root, url, k["skip"])  # every page has its headline
+        assert _title.page_title(root, url, k["skip"])
+
+
+_TAGS = ("div p ul ol li table thead tbody tfoot tr td th caption h1 h2 h3 blockquote pre dl dt dd figure "
+         "figcaption section details summary dialog span a b em code br img picture abbr q noscript svg title "
+         "script template font center form meta").split()
+_ATTR = ["", "", "", " hidden", " class='sr-only x'", " class='d-none d-md-block'", " aria-hidden='true'",
+         " style='display: NONE'", " href='/x?a=1&amp;b=2'", " href='javascript:x'", " href=' #top'",
+         " href='//cdn.example/y'", " src='/i.png' alt='pic'", " alt=''", " src=''", " title='t \"q\" &amp;'",
+         " lang='de' dir='rtl'", " colspan='2' scope='row'", " id='x' class='post'", " open",
+         " property='og:title' content=' The  og\ttitle '", " name='Application-Name ' content='Site'",
+         " property='' name='og:site_name' content='r'"]
+_WORDS = ["", "", " ", "  \n\t ", "Some words", "more, text.", "x", " spaced  out ", "&lt;&amp;&gt; \"quoted\" 'a'",
+          "\xa0nbsp\xa0", "\u2003em\u3000", "\x0cff\x0c", "\u00e9t\u00e9 \u4e2d\u6587", "a\nnew line", "_"]
+
+
+@st.composite
+def _page(draw, depth=0):
+    parts = [draw(st.sampled_from(_WORDS))]
+    for _ in range(draw(st.integers(0, 4 if depth < 5 else 0))):
+        tag = draw(st.sampled_from(_TAGS))
+        attrs = draw(st.sampled_from(_ATTR))
+        if draw(st.integers(0, 9)) == 0:
+            parts.append("<!-- a comment -->")
+        parts.append(f"<{tag}{attrs}>{draw(_page(depth + 1))}</{tag}>{draw(st.sampled_from(_WORDS))}")
+    return "".join(parts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_page(), st.randoms(use_true_random=False), st.booleans())
+def test_compiled_clean_html_and_titles_equal_the_python_walks_on_random_pages(body, rng, comments):
+    """Any kept elements and skipped subtrees, with the loader's parser or
+    one that keeps comments and processing instructions."""
+    html = f"<html lang='en'><head><title> The  title </title></head><body>{body}</body></html>"
+    root = (parse_html(html).root if not comments
+            else etree.fromstring(html.replace("<!--", "<?pi x?><!--"), etree.HTMLParser()))
+    elements = [el for el in root.iter() if isinstance(el.tag, str)]
+    for _ in range(3):
+        kept = rng.sample(elements, rng.randint(0, min(8, len(elements))))
+        skip = set(rng.sample(elements, rng.randint(0, min(3, len(elements)))))
+        same_html(root, kept, skip, rng.choice(["", "http://r.example/a/b?q=1#f"]))
+        same_title(root, "http://www.r.example/a", skip)
+
+
+def test_compiled_clean_html_walks_deep_pages_without_recursing():
+    """Deep trees: each kept block an ancestor of the next."""
+    for html in ("<html><body>" + "<ul><li>item words here" * 5000 + "</li></ul>" * 5000 + "</body></html>",
+                 "<html><body>" + "<div><h1>Words of a heading</h1><noscript>no</noscript>" * 5000
+                 + "</div>" * 5000 + "</body></html>"):
+        root = parse_html(html).root
+        blocks, _, flags = _content.judge_blocks(root)
+        kept = [b.element for b, k in zip(blocks, flags) if k]
+        every = [b.element for b in blocks]
+        assert kept and len(every) >= 500  # the loader keeps 1,023 levels
+        same_html(root, kept)
+        same_html(root, every)
+        same_html(root, every[::7], set(every[1::5]))
+        assert len(same_title(root)) == len(root.xpath("//h1")) == (0 if "<ul>" in html else 1021)
+
+
+def test_the_compiled_head_title_is_what_elementpath_finds():
+    for html in ("<html><head><title>A</title></head></html>", "<html><head></head><head><title>B</title></head></html>",
+                 "<html xmlns:x='u'><x:head><title>A</title></x:head><head><x:title>B</x:title><title/></head></html>",
+                 "<html><body><title>C</title></body></html>", "<html><head><title><b>D</b>E</title></head></html>",
+                 "<html/>"):
+        root = etree.fromstring(html)
+        title = root.find("head/title")
+        assert speedups.child_text(root, b"head", b"title") == ((title.text or "") if title is not None else "")
