@@ -5,7 +5,8 @@ A release is an sdist and wheels built from it, so that is what is tested:
 ``tests`` installs a wheel built from that sdist into a fresh virtual
 environment, for the oldest and newest supported Python and this machine's
 own, and runs the suite against the install, never the checkout (pytest runs
-from a scratch folder, so the checkout is not on ``sys.path``).
+from a scratch folder, so the checkout is not on ``sys.path``); ``pure`` runs
+it once more with the pure-Python walks forced.
 
     .venv-tools/bin/nox                        # everything
     .venv-tools/bin/nox -s tests-3.13 -- -k views -x
@@ -24,7 +25,7 @@ import nox
 nox.needs_version = ">=2024.3.2"
 nox.options.default_venv_backend = "venv"
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["build", "tests"]
+nox.options.sessions = ["build", "tests", "pure"]
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 DIST = os.path.join(ROOT, "dist")
@@ -72,6 +73,18 @@ def _wheel(session: nox.Session) -> str:
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
+    _suite(session, {})
+
+
+@nox.session(python="3.11")
+def pure(session: nox.Session) -> None:
+    """The suite once more against the same wheel with the pure-Python
+    walks forced (``SCRAPY_DEBOILER_PURE_PYTHON``): the references the
+    compiled walks must equal, and what a user without a compiler runs."""
+    _suite(session, {"SCRAPY_DEBOILER_PURE_PYTHON": "1"})
+
+
+def _suite(session: nox.Session, env: dict[str, str]) -> None:
     wheel = _wheel(session)
     session.install(f"{wheel}[test]")
     scratch = session.create_tmp()
@@ -82,7 +95,7 @@ def tests(session: nox.Session) -> None:
         "path = os.path.dirname(m.__file__); "
         "print(f'testing scrapy_deboiler {m.__version__} installed from "
         + os.path.basename(wheel) + " at {path}; compiled walks: {c._speedups is not None}'); "
-        f"sys.exit(path.startswith({ROOT!r} + os.sep + 'scrapy_deboiler'))"))
+        f"sys.exit(path.startswith({ROOT!r} + os.sep + 'scrapy_deboiler'))"), env=env)
     session.run("pytest", os.path.join(ROOT, "tests"), "-c", os.path.join(ROOT, "pyproject.toml"),
                 "--rootdir", ROOT, *session.posargs,
-                env={"DEBOILER_DIST": DIST, "DEBOILER_WHEEL": wheel})
+                env={"DEBOILER_DIST": DIST, "DEBOILER_WHEEL": wheel, **env})

@@ -22,8 +22,13 @@ from test_pipeline import check_all_items_reached_the_feed, close
 
 
 def redis_settings(url: str, **extra) -> dict:
+    """Pages signed in the threads: these tests time pools against crawls
+    of a few pages, and a worker process's first signatures can come after
+    such a crawl closes on a loaded machine (then the pages are fitted here,
+    provisionally). Redis mode with worker processes, the default, runs in
+    test_redis_cluster.py's real crawls."""
     return {"DEBOILER_REDIS_URL": url, "DEBOILER_REDIS_TIMEOUT": 2, "DEBOILER_REDIS_RETRY_INTERVAL": 0.1,
-            "DEBOILER_MODE": "boilerplate", **extra}
+            "DEBOILER_MODE": "boilerplate", "DEBOILER_PROCESSES": 0, **extra}
 
 
 def article_urls(index: str, pages: range) -> list[str]:
@@ -87,10 +92,7 @@ async def test_two_crawlers_each_seeing_half_a_site_share_one_model(tmp_path, re
 @pytest_twisted.ensureDeferred
 async def test_a_later_crawl_loads_the_model_from_redis_first(tmp_path, redis_server, caplog):
     a, pa = serve_site(8, "alpha")
-    # Signed in the threads: a worker process's first signatures can come
-    # after this 8-page crawl closes on a loaded machine, and the pages are
-    # then fitted here, provisionally (the released-early path), not on the pool.
-    settings = redis_settings(redis_server.url, DEBOILER_MIN_PAGES=5, DEBOILER_PROCESSES=0)
+    settings = redis_settings(redis_server.url, DEBOILER_MIN_PAGES=5)
     caplog.set_level(logging.INFO, logger="scrapy_deboiler")
     try:
         (tmp_path / "1").mkdir()
