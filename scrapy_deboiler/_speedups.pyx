@@ -15,7 +15,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.array cimport array, clone
 from cpython.unicode cimport (Py_UNICODE_ISALNUM, Py_UNICODE_ISALPHA, Py_UNICODE_ISDECIMAL,
                               Py_UNICODE_ISUPPER, PyUnicode_1BYTE_DATA, PyUnicode_DATA,
-                              PyUnicode_DecodeASCII, PyUnicode_GET_LENGTH, PyUnicode_KIND,
+                              PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH,
+                              PyUnicode_KIND,
                               PyUnicode_READ)
 
 
@@ -2559,7 +2560,7 @@ def content_body(object root, list kept, object skip, object class_hides, object
                     _write_run(&out, &scratch, node.next, f.raw, &last)
             if not step(&node, c_root, &down):
                 break
-        return out.data[:out.len].decode("utf-8", "surrogatepass") if out.len else ""
+        return PyUnicode_DecodeUTF8(out.data, out.len, "surrogatepass")  # no bytes object in between
     finally:
         free(out.data)
         free(scratch.data)
