@@ -85,6 +85,10 @@ NEAR_COPY_RARE = 0.5
 #: copies (a bound on the pairs counted: a bigger group of copies is left
 #: to the output guard).
 _MAX_COPY_GROUP = 32
+#: Up to this many distinct pages, ``distinct_pages`` intersects every pair
+#: of pages' rare signatures (set operations in C); above, it indexes the
+#: pages holding each rare signature (a Python step each, but linear).
+_PAIRWISE = 64
 
 
 def distinct_pages(seq: list[frozenset[str]]) -> tuple[list[frozenset[str]], int]:
@@ -126,17 +130,25 @@ def distinct_pages(seq: list[frozenset[str]]) -> tuple[list[frozenset[str]], int
         rare_sigs = {s for s, k in df.items() if 2 <= k <= limit}
         if rare_sigs:
             own = {i: fs.intersection(rare_sigs) for i, fs in enumerate(seq) if parent[i] == i}
-            holders: dict[str, list[int]] = {}
-            for i, sigs in own.items():
-                for s in sigs:
-                    holders.setdefault(s, []).append(i)
             common = {s for s, k in df.items() if k > limit}
             rare = {i: len(seq[i]) - len(seq[i].intersection(common)) for i in own}  # held by <= limit
             pairs = []  # (a, b), a < b: sharing enough of the smaller's rare signatures
-            for a, sigs in own.items():
-                for b, k in Counter(chain.from_iterable(holders[s] for s in sigs)).items():
-                    if b > a and k >= NEAR_COPY_RARE * min(rare[a], rare[b]):
-                        pairs.append((a, b))
+            if len(own) <= _PAIRWISE:  # every pair's intersection, in C
+                kept = list(own.items())
+                for x, (a, sigs) in enumerate(kept):
+                    for b, other in kept[x + 1:]:
+                        k = len(sigs.intersection(other))
+                        if k and k >= NEAR_COPY_RARE * min(rare[a], rare[b]):
+                            pairs.append((a, b))
+            else:  # the pages holding each rare signature: linear in what they hold
+                holders: dict[str, list[int]] = {}
+                for i, sigs in own.items():
+                    for s in sigs:
+                        holders.setdefault(s, []).append(i)
+                for a, sigs in own.items():
+                    for b, k in Counter(chain.from_iterable(holders[s] for s in sigs)).items():
+                        if b > a and k >= NEAR_COPY_RARE * min(rare[a], rare[b]):
+                            pairs.append((a, b))
             for a, b in sorted(pairs):
                 x, y = seq[a], seq[b]
                 if max(len(x - y), len(y - x)) > NEAR_COPY_DIFFER * min(len(x), len(y)):

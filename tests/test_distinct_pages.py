@@ -246,3 +246,77 @@ def test_a_page_of_template_and_one_line_is_cleaned_in_content_mode():
         assert start.fallback == status and start.model_share > 0.95
         assert "Start here." in start.text
         assert ("Table of contents" not in start.text) == (mode == "content")
+
+
+def reference_distinct_pages(seq):
+    """``distinct_pages`` as first written (a Counter update a pair of
+    pages a rare signature): the definition its faster form must match."""
+    from collections import Counter
+
+    from scrapy_deboiler._model import _MAX_COPY_GROUP, NEAR_COPY_DIFFER, NEAR_COPY_RARE
+
+    n = len(seq)
+    if n < 2:
+        return seq, 0
+    first, parent = {}, list(range(n))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, fs in enumerate(seq):
+        j = first.setdefault(fs, i)
+        if j != i:
+            parent[i] = j
+    if n >= 3:
+        df = Counter(s for fs in first for s in fs)
+        limit = min(len(first) // 2, _MAX_COPY_GROUP)
+        rare_pages = {}
+        for i, fs in enumerate(seq):
+            if parent[i] == i:
+                for s in fs:
+                    if 2 <= df[s] <= limit:
+                        rare_pages.setdefault(s, []).append(i)
+        shared = Counter()
+        for holders in rare_pages.values():
+            for a in range(len(holders)):
+                for b in holders[a + 1:]:
+                    shared[holders[a], b] += 1
+        if shared:
+            rare = [sum(1 for s in fs if df[s] <= limit) if parent[i] == i else 0 for i, fs in enumerate(seq)]
+            for (a, b), k in sorted(shared.items()):
+                small = min(len(seq[a]), len(seq[b]))
+                if k < NEAR_COPY_RARE * min(rare[a], rare[b]):
+                    continue
+                x, y = seq[a], seq[b]
+                if max(len(x - y), len(y - x)) > NEAR_COPY_DIFFER * small:
+                    continue
+                ra, rb = root(a), root(b)
+                if ra != rb:
+                    parent[max(ra, rb)] = min(ra, rb)
+    kept = [fs for i, fs in enumerate(seq) if root(i) == i]
+    return kept, n - len(kept)
+
+
+@pytest.mark.parametrize("pairwise", [0, 64], ids=["indexed", "pairwise"])
+def test_distinct_pages_leaves_out_what_its_definition_leaves_out(monkeypatch, pairwise):
+    """Random sites of near copies, exact copies and pages sharing some
+    rare parts, through both ways of finding the pairs."""
+    import random
+
+    from scrapy_deboiler import _model
+
+    monkeypatch.setattr(_model, "_PAIRWISE", pairwise)
+    rng = random.Random(30)
+    for _ in range(3000):
+        pool = [f"{rng.randrange(60):016x}" for _ in range(rng.randint(1, 50))]
+        bases = [frozenset(rng.sample(pool, rng.randint(0, len(pool)))) for _ in range(rng.randint(1, 8))]
+        seq = [rng.choice(bases) if rng.random() < 0.4
+               else frozenset(s for s in rng.choice(bases) if rng.random() < 0.93) for _ in range(rng.randint(0, 16))]
+        assert _model.distinct_pages(seq) == reference_distinct_pages(seq)
+    pages = [Page(h, u) for u, h, _ in session_site()]
+    seq = [p.signatures for p in pages]
+    assert _model.distinct_pages(seq) == reference_distinct_pages(seq)
+    assert _model.distinct_pages(seq)[1] >= 4  # the session copies
