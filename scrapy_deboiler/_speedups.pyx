@@ -1,10 +1,12 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Compiled walks over libxml2's nodes for ``sign_tree``, ``tree_text`` and
-content mode's ``page_blocks``, and the content model's tree scorer.
+"""Compiled walks over libxml2's nodes for ``sign_tree``, ``tree_text``,
+content mode's ``page_blocks`` and ``clean_html`` and the headline's search,
+and the content model's tree scorer.
 
-Optional: when this module is not built, the pure-Python walks in
-``_signatures``, ``_text`` and ``_content`` give the same results (the tests
-compare them).
+Optional: when this module is not built (or ``SCRAPY_DEBOILER_PURE_PYTHON``
+switches it off, ``_compiled``), the pure-Python walks in ``_signatures``,
+``_text``, ``_content``, ``_content_html`` and ``_title`` give the same
+results (the tests compare them).
 It exists because the Python walks cost more than parsing the page: here each
 node costs a few pointer hops, and Python is called only to normalise all of a
 page's text at once, to hash each signed subtree (hashlib) and to create the
