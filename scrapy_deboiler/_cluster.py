@@ -92,18 +92,27 @@ class Cluster(PipelineBase):
 
     def _go_local(self, sites: list[_Site]) -> None:
         for site in sites:
-            if site.lookup:
-                site.lookup = False
-                if site.model is None:
-                    self._load(site)
             site.hold.pooled = False
             self._inc("redis/sites_local")
-            if site.model is not None:
+            if site.lookup:
+                site.lookup = False
+                if site.model is None:  # its signature file, then the local rules
+                    self._load(site).addCallback(lambda _, site=site: self._local_rules(site))
+                    continue
+            self._local_rules(site)
+
+    def _local_rules(self, site: _Site) -> None:
+        """A site that no longer waits for Redis: its model's, or the
+        holding policy's, release."""
+        if site.hold.pooled or site.lookup or site.loading is not None:
+            return  # Redis came back and took it meanwhile, or its file is still being read
+        if site.model is not None:
+            if site.held:
                 self._release(site, Release.MODEL)
-                continue
-            reason = self.policy.at_arrival(site.hold)
-            if reason is not None:
-                self._release(site, reason)
+            return
+        reason = self.policy.at_arrival(site.hold)
+        if reason is not None:
+            self._release(site, reason)
 
     def _redis_lookup(self, site: _Site) -> None:
         """A new site: its published model, then its signature file, else
@@ -120,8 +129,12 @@ class Cluster(PipelineBase):
             if model is not None:
                 self._adopt(site, model, Release.LOOKUP)
                 return
-            self._load(site)  # pages were pooled as they came: nothing else to do
-            if site.model is not None:
+            self._load(site).addCallback(lambda _: from_file())  # pages were pooled as they came
+
+        def from_file() -> None:
+            if not site.hold.pooled:  # Redis failed while the file was read
+                self._local_rules(site)
+            elif site.model is not None and site.source == "file":
                 site.hold.pooled = False
                 if not site.model.provisional:
                     self._publish_file(site, site.model)

@@ -16,7 +16,7 @@ from twisted.internet.defer import Deferred
 
 from ._holding import Release
 from ._limits import Skip, check_page
-from ._pipeline_state import PipelineBase, _Held, _HeldPage
+from ._pipeline_state import PipelineBase, _Held, _HeldPage, _Site
 from ._urls import site_of_url
 
 __all__ = ["Intake"]
@@ -74,11 +74,7 @@ class Intake(PipelineBase):
         origin = self.handoff.origin(html)
         key, url = self._page_key(origin.url if origin is not None else url, html)
         name = site_of_url(url)
-        site = self.sites.get(name)
-        if site is None:
-            site = self._new_site(name)
-        else:
-            self.sites.move_to_end(name)
+        site = await self._site_for(name)
         encoding = encoding if isinstance(encoding, str) else None
         # The middleware's notes on decoding the response (a wrong declared encoding).
         notes = list(origin.notes) if origin is not None else []
@@ -122,6 +118,28 @@ class Intake(PipelineBase):
                 self._inc("errors")
         self.stats.max_value("deboiler/max_held_bytes", self.held_bytes)
         return await maybe_deferred_to_future(waiter)
+
+    async def _site_for(self, name: str) -> _Site:
+        """The site named ``name``, new or known, once its signature file is
+        read (a new site's first items wait for the read, off the reactor
+        thread; the site cannot be forgotten meanwhile)."""
+        while True:
+            site = self.sites.get(name)
+            if site is None:
+                site = self._new_site(name)
+            else:
+                self.sites.move_to_end(name)
+            if site.loading is None:
+                return site
+            waiter: Deferred = Deferred()
+            site.loading.append(waiter)
+            site.waiting += 1
+            try:
+                await maybe_deferred_to_future(waiter)
+            finally:
+                site.waiting -= 1
+            if self.sites.get(name) is site:
+                return site
 
     def _page_key(self, url: str, html: str | bytes) -> tuple[str, str]:
         """A page's identity (its URL without fragment and a digest of its

@@ -69,10 +69,11 @@ class DeboilerPipeline(Intake, Cleaning, Releasing, Fitting, Learning, Output, S
         crawl: a crawl without its watchdog could hold items forever."""
         from twisted.internet import reactor
 
+        self.store_io.start()
         sweep = getattr(self.store, "sweep", None)
         if sweep is not None:
             try:
-                sweep()
+                await maybe_deferred_to_future(self.store_io.run(sweep))
             except Exception:
                 logger.exception("deboiler: cannot sweep %s", self.directory)
         self.work.start()
@@ -89,6 +90,7 @@ class DeboilerPipeline(Intake, Cleaning, Releasing, Fitting, Learning, Output, S
 
     def _stop_pool(self) -> None:
         self.work.stop()
+        self.store_io.stop()
         if self._redis_threads is not None:
             self._redis_threads.stop()
             self._redis_threads = None

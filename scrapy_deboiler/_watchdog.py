@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from scrapy import Spider
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from ._engine import crawl_state, flush_feeds, scraper_busy
@@ -35,7 +36,7 @@ class Watchdog(PipelineBase):
     inside, and sums the crawl up when it closes."""
 
     def _pipeline_error(self, failure: Any) -> None:
-        logger.error("deboiler: error in the Redis glue: %s", failure.getTraceback())
+        logger.error("deboiler: error in a callback (Redis, the store): %s", failure.getTraceback())
         self._inc("errors")
 
     def _tick(self) -> None:
@@ -44,6 +45,7 @@ class Watchdog(PipelineBase):
                 self._check_workers()
             if self.redis is not None:
                 self._redis_tick()
+            self._store_waited(time.monotonic())
             holds = [s.hold for s in self.sites.values() if s.held] if self.held else []
             state = crawl_state(self.crawler, self.held) if holds else None
             for hold, reason in self.policy.at_tick(holds, state, bool(self.busy), time.monotonic()):
@@ -117,7 +119,7 @@ class Watchdog(PipelineBase):
         check()
         return done
 
-    def _spider_closed(self, spider: Spider) -> None:
+    async def _spider_closed(self, spider: Spider) -> None:
         from twisted.internet import reactor
 
         if self._loop is not None and self._loop.running:
@@ -137,13 +139,23 @@ class Watchdog(PipelineBase):
             site.held = {}
             site.held_items = site.hold.pages = 0
             self._flush_learning(site)
-        self._stop_pool()
+        # The saves just asked for, and the report (which reads forgotten
+        # sites' models from the store), on the store's thread; then the summary.
+        d = self.store_io.drain()
         if self.report_path:
-            try:
-                self._write_report()
-            except Exception:
-                logger.exception("deboiler: cannot write the report %s", self.report_path)
-                self._inc("errors")
+            d.addCallback(lambda _: self.store_io.run(self._write_report))
+            d.addErrback(self._report_failed)
+        d.addCallback(lambda _: self._sum_up())
+        await maybe_deferred_to_future(d)
+
+    def _report_failed(self, failure: Any) -> None:
+        logger.error("deboiler: cannot write the report %s", self.report_path,
+                     exc_info=(failure.type, failure.value, failure.getTracebackObject()))
+        self._inc("errors")
+
+    def _sum_up(self) -> None:
+        """The close's summary: a line for each of the largest sites, one for the crawl."""
+        self._stop_pool()
         # One line per site for the largest 20 sites in memory, then the whole crawl.
         largest = sorted((s for s in self.sites.values() if s.pages), key=lambda s: (-s.pages, s.name))
         for site in largest[:20]:

@@ -176,7 +176,7 @@ async def crawl(tmp_path: Path, start_urls: list[str], guard: float = 60, spider
         hung.append(True)
         for mw in crawler.engine.scraper.itemproc.middlewares:
             if hasattr(mw, "_spider_closed"):
-                mw._spider_closed(crawler.spider)
+                deferred_from_coro(mw._spider_closed(crawler.spider))
         deferred_from_coro(crawler.stop_async())
 
     timer = reactor.callLater(guard, force_stop)
