@@ -11,8 +11,8 @@ this with two helper threads that pickle, unpickle and wake the reactor:
 every hand-off took the GIL from the reactor thread, and a crawl of 66 KB
 pages ran at 0.60-0.68 of its speed without the pipeline, against 0.72-0.73
 here (medians, same session: docs/pipeline.md).
-A frame is an orjson header and the strings it carries as UTF-8 blobs: no
-pickle, nothing a worker sends is executed (the worker's side: ``_worker``).
+The messages are ``_wire``'s typed tasks and answers, which both sides
+import (the worker's side: ``_worker``).
 
 A site's model goes to a worker once, not with every page: the parent
 mirrors each worker's model cache (the worker handles tasks in the order
@@ -42,12 +42,11 @@ from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReadDescriptor, IWriteDescriptor
 from zope.interface import implementer
 
-from ._clean import CleanResult
-from ._limits import Skip
 from ._model import FitParams, SiteModel
 from ._store import model_from_json, model_to_json
-from ._worker import (_KEEP_MODELS, _PIPE_BYTES, _RESULT_BLOBS, _SHUTDOWN_SIGNALS, _blob, _PageCache, _text,
-                      decode_frame, encode_frame)
+from ._wire import (KEEP_MODELS, PIPE_BYTES, SHUTDOWN_SIGNALS, Cleaned, CleanOptions, CleanTask, Failed, Fitted,
+                    FitTask, Missing, PageCache, PageData, Ready, Signed, SignTask, decode_frame,
+                    read_answer, task_frame)
 
 __all__ = ["ProcessCleaner", "WorkerError", "WorkersGone"]
 
@@ -88,11 +87,17 @@ class WorkersGone(WorkerError):
 
 @dataclass
 class _Task:
+    """A task waiting for a worker, or sent to one: what its message
+    (``_wire``) is made of when it is sent (with the model and the page, or
+    naming them, as the worker's mirrored caches say)."""
+
     kind: str  # "clean", "fit" or "sign"
-    header: dict[str, Any]
-    #: (url, html, encoding) of its pages, made blobs when sent with them.
-    pages: list[tuple[str, str | bytes, str | None]]
+    params: dict[str, Any]
+    #: Its pages, sent with it unless the worker keeps the page (``ref``).
+    pages: list[PageData]
     done: Deferred
+    options: CleanOptions | None = None
+    learn: bool = False
     model: SiteModel | None = None
     #: Send the model and the page even if this worker should have them (it
     #: said it had not).
@@ -105,17 +110,6 @@ class _Task:
     #: cleans of a fit's pages (the site's held items wait for them).
     urgent: bool = False
 
-
-def _pages_kinds(pages: list[tuple[str, str | bytes, str | None]]) -> tuple[list[bool], list[bool]]:
-    """Which pages' HTML is bytes, and which have an encoding (the header's "raw" and "enc")."""
-    return [isinstance(html, bytes) for _, html, _ in pages], [enc is not None for _, _, enc in pages]
-
-
-def _pages_blobs(pages: list[tuple[str, str | bytes, str | None]]) -> list[bytes]:
-    blobs = []
-    for url, html, encoding in pages:
-        blobs += [html if isinstance(html, bytes) else _blob(html), _blob(url), _blob(encoding or "")]
-    return blobs
 
 
 @implementer(IWriteDescriptor)
@@ -149,11 +143,11 @@ class _Worker:
         self.reactor = reactor
         self.inflight: deque[_Task] = deque()
         self.models: OrderedDict[int, None] = OrderedDict()  # the worker's cache, mirrored
-        self.pages = _PageCache()  # the worker's kept pages, mirrored (sizes only)
+        self.pages = PageCache()  # the worker's kept pages, mirrored (sizes only)
         self.out: deque[memoryview] = deque()
         self.buf = bytearray()
         # Reads land here: os.read(n) would allocate (and fault in) n bytes a call.
-        self.chunk = memoryview(bytearray(_PIPE_BYTES))
+        self.chunk = memoryview(bytearray(PIPE_BYTES))
         self.dead = False
         self.ready = False  # said so: it could import what it needs
         #: Since when it has had tasks without answering one (None: idle).
@@ -174,12 +168,12 @@ class _Worker:
             try:
                 import fcntl
 
-                fcntl.fcntl(fd, _F_SETPIPE_SZ, _PIPE_BYTES)
+                fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_BYTES)
             except (ImportError, OSError):  # not Linux, or over /proc/sys/fs/pipe-max-size
                 pass
             os.set_blocking(fd, False)
         masked = hasattr(signal, "pthread_sigmask")
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, _SHUTDOWN_SIGNALS) if masked else None
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, SHUTDOWN_SIGNALS) if masked else None
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-c", _WORKER, json.dumps(sys.path), str(task_r), str(result_w)],
@@ -363,27 +357,21 @@ class ProcessCleaner:
         """A Deferred of (CleanResult, signatures or None). ``ref``: the
         page was ``sign``-ed under that name (a worker that kept it parsed
         cleans it without the HTML); ``urgent``: before other cleans."""
-        pages = [(url, html, encoding)]
-        raw, enc = _pages_kinds(pages)
-        header = {"kind": "clean", "params": self._params_doc(params), "learn": learn, "mode": mode,
-                  "explain": explain, "markdown": markdown, "body_only": body_only, "raw": raw, "enc": enc}
-        return self._submit(_Task("clean", header, pages, Deferred(), model, ref=ref, urgent=urgent))
+        return self._submit(_Task("clean", self._params_doc(params), [(url, html, encoding)], Deferred(),
+                                  CleanOptions(mode, explain, markdown, body_only), learn, model, ref=ref,
+                                  urgent=urgent))
 
     def sign(self, ref: str, html: str | bytes, url: str, encoding: str | None, params: FitParams) -> Deferred:
         """A Deferred of the page's signatures; the worker keeps it parsed
         (some ``keep_bytes`` of pages) for a ``clean`` naming ``ref``."""
-        pages = [(url, html, encoding)]
-        raw, enc = _pages_kinds(pages)
-        header = {"kind": "sign", "params": self._params_doc(params), "ref": ref, "size": len(html),
-                  "cap": self.keep_bytes, "raw": raw, "enc": enc}
-        return self._submit(_Task("sign", header, pages, Deferred(), ref=ref, urgent=True))
+        return self._submit(_Task("sign", self._params_doc(params), [(url, html, encoding)], Deferred(), ref=ref,
+                                  urgent=True))
 
-    def fit(self, pages: list[tuple[str, str | bytes, str | None]], params: FitParams, mode: str,
+    def fit(self, pages: list[PageData], params: FitParams, mode: str,
             explain: bool = False, markdown: bool = False, body_only: bool = False) -> Deferred:
-        raw, enc = _pages_kinds(pages)
-        header = {"kind": "fit", "params": self._params_doc(params), "mode": mode, "explain": explain,
-                  "markdown": markdown, "body_only": body_only, "raw": raw, "enc": enc}
-        return self._submit(_Task("fit", header, pages, Deferred(), urgent=True))
+        """A Deferred of (the model fitted on ``pages``, their CleanResults)."""
+        return self._submit(_Task("fit", self._params_doc(params), pages, Deferred(),
+                                  CleanOptions(mode, explain, markdown, body_only), urgent=True))
 
     def _params_doc(self, params: FitParams) -> dict:
         """``params.to_json()``, once (``asdict`` copies deeply: 0.18 ms)."""
@@ -433,26 +421,32 @@ class ProcessCleaner:
             worker.send(task, self._frame(worker, task))
 
     def _frame(self, worker: _Worker, task: _Task) -> bytes:
-        header = dict(task.header, i=task.id)
-        with_pages = True
+        """The task's message for ``worker``, whose caches (mirrored here)
+        say whether it needs the model and the page."""
+        if task.kind == "sign":
+            assert task.ref is not None
+            size = len(task.pages[0][1])
+            worker.pages.keep(task.ref, None, size, self.keep_bytes)
+            return task_frame(SignTask(task.id, task.params, task.ref, size, self.keep_bytes, task.pages[0]))
+        assert task.options is not None
+        if task.kind == "fit":
+            return task_frame(FitTask(task.id, task.params, task.options, task.pages))
+        page: PageData | None = task.pages[0]
         if task.ref is not None:
-            if task.kind == "sign":
-                worker.pages.keep(task.ref, None, header["size"], header["cap"])
-            else:
-                header["ref"] = task.ref
-                had = worker.pages.drop(task.ref)  # the worker takes it out when it cleans
-                with_pages = task.resend or not had
+            had = worker.pages.drop(task.ref)  # the worker takes it out when it cleans
+            if had and not task.resend:
+                page = None
+        token, doc = None, None
         if task.model is not None:
             shipped = self._ship(task.model)
-            header["token"] = shipped.token
-            known = shipped.token in worker.models
-            if not known or task.resend:
-                header["model"] = shipped.doc
+            token = shipped.token
+            if shipped.token not in worker.models or task.resend:
+                doc = shipped.doc
                 worker.models[shipped.token] = None
-                if len(worker.models) > _KEEP_MODELS:
+                if len(worker.models) > KEEP_MODELS:
                     worker.models.popitem(last=False)
             worker.models.move_to_end(shipped.token)
-        return encode_frame(header, _pages_blobs(task.pages) if with_pages else [])
+        return task_frame(CleanTask(task.id, task.params, task.options, task.learn, page, task.ref, token, doc))
 
     def _ship(self, model: SiteModel) -> _Shipped:
         key = id(model)
@@ -497,26 +491,27 @@ class ProcessCleaner:
     # -- answers -------------------------------------------------------------
 
     def _answer(self, worker: _Worker, head: dict, blobs: list[memoryview]) -> None:
-        if "ready" in head:  # the worker has started (see _worker_died)
+        answer = read_answer(head, blobs)
+        if isinstance(answer, Ready):  # the worker has started (see _worker_died)
             worker.ready = True
             self._unready_deaths = 0
             return
         task = worker.inflight.popleft()
         worker.waiting_since = time.monotonic() if worker.inflight else None
-        if head.get("i") != task.id:
-            task.done.errback(WorkerError(f"the worker answered task {head.get('i')!r} for {task.id}"))
-            raise ValueError(f"answer {head.get('i')!r} for task {task.id}")
-        if "missing" in head:  # once more, with the model, ahead of the rest
+        if answer.i != task.id:
+            task.done.errback(WorkerError(f"the worker answered task {answer.i!r} for {task.id}"))
+            raise ValueError(f"answer {answer.i!r} for task {task.id}")
+        if isinstance(answer, Missing):  # once more, with the model, ahead of the rest
             task.resend = True
             self._queue(task).appendleft(task)
             self._dispatch()
             return
-        try:
-            value = _value(task, head, blobs)
-        except WorkerError as e:
+        if isinstance(answer, Failed):
             self._dispatch()
-            task.done.errback(e)
+            task.done.errback(WorkerError(answer.error))
             return
+        try:
+            value = _value(task, answer)
         except Exception as e:
             task.done.errback(WorkerError(f"unreadable answer from the worker: {type(e).__name__}: {e}"))
             raise
@@ -572,24 +567,12 @@ def _doing(task: _Task) -> str:
     return f" {'signing' if task.kind == 'sign' else 'cleaning'} {task.pages[0][0]}"
 
 
-def _value(task: _Task, head: dict, blobs: list[memoryview]) -> Any:
+def _value(task: _Task, answer: Signed | Cleaned | Fitted) -> Any:
     """What the task's Deferred fires with, from the worker's answer."""
-    if "error" in head:
-        raise WorkerError(str(head["error"]))
-    if task.kind == "clean":
-        sigs = frozenset(head["sigs"]) if head["sigs"] is not None else None
-        return _result(head, blobs), sigs
-    if task.kind == "sign":
-        return frozenset(head["sigs"])
-    model = model_from_json(head["model"])[1]
-    n = _RESULT_BLOBS
-    return model, [_result(h, blobs[n * i:n * (i + 1)]) for i, h in enumerate(head["results"])]
-
-
-def _result(head: dict, blobs: list[memoryview]) -> CleanResult:
-    skipped = head["skipped"]
-    return CleanResult(
-        text=_text(blobs[0]), html=_text(blobs[1]), removed=head["removed"], notes=list(head["notes"]),
-        comments=_text(blobs[2]), skipped=Skip(*skipped) if skipped else None,
-        removed_blocks=[tuple(b) for b in head["blocks"]], markdown=_text(blobs[3]), title=_text(blobs[4]),
-        fallback=head["fallback"], model_share=head["model_share"])
+    if task.kind == "clean" and isinstance(answer, Cleaned):
+        return answer.result, frozenset(answer.signatures) if answer.signatures is not None else None
+    if task.kind == "sign" and isinstance(answer, Signed):
+        return frozenset(answer.signatures)
+    if task.kind == "fit" and isinstance(answer, Fitted):
+        return model_from_json(answer.model)[1], answer.results
+    raise ValueError(f"a {type(answer).__name__} answer to a {task.kind} task")

@@ -11,8 +11,12 @@ from twisted.internet.task import deferLater
 
 from sitegen import site_pages
 
-from scrapy_deboiler._executor import ProcessCleaner, WorkerError, WorkersGone, decode_frame, encode_frame
-from scrapy_deboiler._clean import Page
+from scrapy_deboiler._executor import ProcessCleaner, WorkerError, WorkersGone
+from scrapy_deboiler._wire import (Cleaned, CleanOptions, CleanTask, Failed, FitTask, Fitted, Missing, Ready, Signed,
+                                   SignTask, answer_frame, decode_frame, encode_frame, read_answer, read_task,
+                                   task_frame)
+from scrapy_deboiler._clean import CleanResult, Page
+from scrapy_deboiler._limits import Skip
 from scrapy_deboiler._model import FitParams, SiteModel
 from scrapy_deboiler._workplace import clean_one as _clean_one, fit_site as _fit_site
 from scrapy_deboiler._store import model_to_json
@@ -45,6 +49,30 @@ def test_a_frame_reads_back_what_was_written_and_waits_for_its_end():
     assert end == len(frame) and decode_frame(twice, end)[2] == len(twice)
     for cut in (1, 7, len(frame) - 1):  # not all of it yet
         assert decode_frame(frame[:cut], 0) is None
+
+
+def test_every_message_of_the_protocol_reads_back_as_written():
+    """``_wire``'s typed tasks and answers, through their frames."""
+    page = ("https://a.example/x", b"<p>caf\xe9</p>", "cp1252")
+    odd = ("https://b.example/\u00e9", "<p>x \ud800</p>", None)  # a lone surrogate in decoded HTML
+    tasks = [
+        SignTask(3, PARAMS.to_json(), "ref-1", 11, 1 << 20, page),
+        CleanTask(4, {}, CleanOptions("content", True, True, True), True, odd, "ref-2", 7, {"model": 1}),
+        CleanTask(5, {}, CleanOptions("boilerplate"), False),  # a kept page, a known model
+        FitTask(6, {}, CleanOptions("content", markdown=True), [page, odd]),
+    ]
+    for task in tasks:
+        head, blobs, _ = decode_frame(task_frame(task), 0)
+        assert read_task(head, blobs) == task
+    result = CleanResult("text \ud800", "<p>html</p>", removed=3, notes=["a note"], comments="c",
+                         skipped=Skip("too-large", "why"), removed_blocks=[("s1", "start")], markdown="# m",
+                         title="t", fallback="emptied", model_share=0.25)
+    answers = [Ready(), Signed(1, ["a", "b"]), Cleaned(2, result, ["s"]), Cleaned(2, CleanResult("", "")),
+               Fitted(3, {"x": 1}, [result, CleanResult("b", "")]), Missing(4, 9), Missing(4, "ref-3"),
+               Failed(5, "ValueError: bad")]
+    for answer in answers:
+        head, blobs, _ = decode_frame(answer_frame(answer), 0)
+        assert read_answer(head, blobs) == answer
 
 
 @pytest_twisted.ensureDeferred

@@ -15,7 +15,8 @@ from scrapy_deboiler._cli import main
 from scrapy_deboiler._executor import ProcessCleaner
 from scrapy_deboiler._settings import DeboilerSettingsError, read_settings
 from scrapy_deboiler._title import page_title
-from scrapy_deboiler._worker import _WorkerState, decode_frame, encode_frame
+from scrapy_deboiler._wire import CleanOptions, CleanTask, Cleaned, FitTask, Fitted, decode_frame, read_answer, task_frame
+from scrapy_deboiler._worker import _WorkerState
 
 from crawling import crawl, serve_site, stat
 from sitegen import sentence, site_pages
@@ -281,7 +282,7 @@ async def test_body_only_goes_to_the_worker_processes(tmp_path, monkeypatch):
 
     def submit(self, task):
         if task.kind in ("clean", "fit"):
-            sent.append((task.kind, task.header["body_only"]))
+            sent.append((task.kind, task.options.body_only))
         return real(self, task)
 
     monkeypatch.setattr(ProcessCleaner, "_submit", submit)
@@ -300,17 +301,18 @@ def test_a_worker_passes_body_only_to_select_content(spy, kind):
     """The worker's side (``_worker``) of the header sent above."""
     from scrapy_deboiler._model import FitParams
 
-    pages = [(url, html) for url, html, _ in site_pages("alpha", 3)]
-    blobs = [b for url, html in (pages if kind == "fit" else pages[:1])
-             for b in (html.encode(), url.encode(), b"")]
-    n = len(blobs) // 3
-    head = {"i": 1, "kind": kind, "params": FitParams().to_json(), "mode": "content", "explain": False,
-            "markdown": False, "body_only": True, "learn": False, "raw": [False] * n, "enc": [False] * n}
-    frame = _WorkerState().handle(head, [memoryview(b) for b in blobs])
-    answer, out, _ = decode_frame(frame, 0)
-    assert "error" not in answer, answer
-    assert spy == [True] * n
-    assert bytes(out[4]).decode() == pages[0][1].split("<h1>", 1)[1].split("</h1>", 1)[0]  # the title blob
+    pages = [(url, html, None) for url, html, _ in site_pages("alpha", 3)]
+    options = CleanOptions("content", body_only=True)
+    params = FitParams().to_json()
+    task = (CleanTask(1, params, options, learn=False, page=pages[0]) if kind == "clean"
+            else FitTask(1, params, options, pages))
+    head, blobs, _ = decode_frame(task_frame(task), 0)
+    frame = _WorkerState().handle(head, blobs)
+    answer = read_answer(*decode_frame(frame, 0)[:2])
+    assert isinstance(answer, Cleaned if kind == "clean" else Fitted), answer
+    assert spy == [True] * (1 if kind == "clean" else 3)
+    result = answer.result if isinstance(answer, Cleaned) else answer.results[0]
+    assert result.title == pages[0][1].split("<h1>", 1)[1].split("</h1>", 1)[0]
 
 
 # -- the command line -------------------------------------------------------------
