@@ -12,6 +12,7 @@ from twisted.internet.defer import Deferred, succeed
 from ._clean import CleanResult, Page
 from ._model import SiteModel
 from ._pipeline_state import PipelineBase, _Site
+from ._provisional import wants_pages
 
 __all__ = ["Cleaning"]
 
@@ -59,7 +60,7 @@ class Cleaning(PipelineBase):
         self._inflight[key] = [d]
         site.inflight += 1
         model = site.model
-        want_sigs = sign if model is None else (self.learn or model.provisional) and not fitted_on
+        want_sigs = sign if model is None else wants_pages(model, self.learn) and not fitted_on
         args = (html, url, encoding, model, self.params, want_sigs, self.mode, self.explain, self.markdown,
                 self.body_only)
         job = self.work.clean(args, parsed, ref=key if kept else None)

@@ -14,6 +14,7 @@ from ._clean import Page
 from ._holding import Release
 from ._model import SiteModel
 from ._pipeline_state import PipelineBase, _HeldPage, _Site
+from ._provisional import read_as
 from ._redis import FINAL_RANK, model_rank
 from ._workplace import sign_page
 
@@ -266,8 +267,7 @@ class Cluster(PipelineBase):
         """The site's model came from Redis: use it, save it in the file
         store too (what a worker without Redis reads), release held items.
         ``logged``: the caller said so already (it fitted the pool)."""
-        if model.provisional and len(model.page_keys) >= self.min_pages:
-            model.provisional = False
+        read_as(model, self.min_pages)
         if not logged:  # another worker's: one line, as a model from a file gets
             self._site_log("deboiler: %s uses the cluster's model from Redis (%d pages, %d boilerplate "
                            "signatures%s)", site.name or "?", model.pages, len(model.boilerplate),

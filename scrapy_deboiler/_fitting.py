@@ -17,6 +17,7 @@ from ._model import SiteModel
 from ._pipeline_state import PipelineBase, _HeldPage, _Site
 from ._redis import unpack_signatures
 from ._releasing import _RELEASED_EARLY
+from ._provisional import fitted_is_provisional
 from ._workplace import sign_page
 
 __all__ = ["Fitting"]
@@ -32,7 +33,7 @@ class Fitting(PipelineBase):
         provisional when they are fewer than DEBOILER_MIN_PAGES, or when the
         site is pooled (the cluster's model is to replace it). It is saved
         once those pages are cleaned (``_save_fitted``)."""
-        model.provisional = len(keys) < self.min_pages or (site.hold.pooled and self.redis_up)
+        model.provisional = fitted_is_provisional(len(keys), self.min_pages, site.hold.pooled and self.redis_up)
         if model.provisional:
             model.page_keys = keys
         site.model, site.source = model, "fitted"

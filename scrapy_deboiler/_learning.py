@@ -8,6 +8,7 @@ import logging
 from ._holding import Release
 from ._model import SiteModel
 from ._pipeline_state import PipelineBase, _Site
+from ._provisional import complete
 from ._redis import pack_signatures, unpack_signatures
 from ._redis import page_key as pooled_page_key
 
@@ -82,12 +83,8 @@ class Learning(PipelineBase):
             return
         batch, site.pending = site.pending, []
         keys, site.pending_keys = site.pending_keys, set()
-        old = site.model
-        model = old.with_params().update(batch)
-        model.page_keys = old.page_keys | keys
-        model.provisional = len(model.page_keys) < self.min_pages
+        model = complete(site.model, batch, keys, self.min_pages)
         if not model.provisional:
-            model.page_keys = frozenset()
             self._inc("sites_completed")
             self._site_log("deboiler: %s: provisional model completed on %d pages: %d boilerplate "
                            "signatures", site.name or "?", model.pages, len(model.boilerplate))

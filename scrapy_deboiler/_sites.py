@@ -11,6 +11,7 @@ from twisted.python.failure import Failure
 
 from ._model import SiteModel
 from ._pipeline_state import PipelineBase, _Site
+from ._provisional import read_as
 from ._redis import model_rank
 from ._report import SiteReport
 from ._store import SignatureFileError, SignatureStore
@@ -112,8 +113,7 @@ class Sites(PipelineBase):
                 w.callback(None)
 
     def _use_file(self, site: _Site, model: SiteModel) -> None:
-        if model.provisional and len(model.page_keys) >= self.min_pages:
-            model.provisional = False  # fitted on enough pages for this crawl's threshold
+        read_as(model, self.min_pages)
         site.model, site.source = model, "file"
         self._inc("sites_reused")
         if model.provisional:
@@ -187,7 +187,5 @@ class Sites(PipelineBase):
                            site.name or "?", model.pages, ", provisional" if model.provisional else "")
             if site.model is model:  # and the site's later pages are cleaned with it
                 if kept is not None and model_rank(kept) > model_rank(model):
-                    if kept.provisional and len(kept.page_keys) >= self.min_pages:
-                        kept.provisional = False
-                    site.model, site.source = kept, "file"
+                    site.model, site.source = read_as(kept, self.min_pages), "file"
                     site.pending, site.pending_keys = [], set()

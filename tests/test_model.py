@@ -94,3 +94,23 @@ def test_a_model_holds_no_pages_or_trees():
 def test_params_round_trip():
     params = FitParams(iou_guard=0.9, min_support=3, window=2)
     assert FitParams.from_json(params.to_json()) == params
+
+
+def test_the_provisional_rules():
+    """``_provisional``: when a model is provisional, how it is read, finished and what it learns from."""
+    from scrapy_deboiler._provisional import complete, fitted_is_provisional, read_as, wants_pages
+
+    assert fitted_is_provisional(4, 5, pooled=False) and not fitted_is_provisional(5, 5, pooled=False)
+    assert fitted_is_provisional(9, 5, pooled=True)  # the cluster's model is to replace it
+    pages = [Page(html, url) for url, html, _ in site_pages("alpha", 6)]
+    signed = [(p.url, frozenset(p.signatures)) for p in pages]
+    first = SiteModel.fit(signed[:2])
+    first.provisional, first.page_keys = True, frozenset({"0" * 16, "1" * 16})
+    assert wants_pages(first, learn=False) and read_as(first, 3).provisional
+    grown = complete(first, signed[2:3], {"2" * 16}, min_pages=5)
+    assert grown.provisional and len(grown.page_keys) == 3 and grown.pages == 3 and first.pages == 2
+    done = complete(grown, signed[3:5], {"3" * 16, "4" * 16}, min_pages=5)
+    assert not done.provisional and done.page_keys == frozenset() and done.pages == 5
+    assert not wants_pages(done, learn=False) and wants_pages(done, learn=True)
+    # Read by a crawl whose threshold it has reached: finished there.
+    assert not read_as(grown, 3).provisional
