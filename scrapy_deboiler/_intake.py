@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import time
-from hashlib import blake2b
 from typing import Any
 
 from itemadapter import ItemAdapter
@@ -16,6 +15,7 @@ from twisted.internet.defer import Deferred
 
 from ._holding import Release
 from ._limits import Skip, check_page
+from ._pagekey import html_digest, page_key
 from ._pipeline_state import PipelineBase, _Held, _HeldPage, _Site
 from ._urls import site_of_url
 
@@ -25,8 +25,6 @@ logger = logging.getLogger(__name__)
 
 #: Pages larger than this are not kept for the report's views.
 _VIEW_MAX_CHARS = 1024 * 1024
-#: hashlib releases the GIL for updates of 2048 bytes or more.
-_HASH_PIECE = 2047
 
 
 class Intake(PipelineBase):
@@ -152,19 +150,11 @@ class Intake(PipelineBase):
         if hit is not None and hit[0] is html:
             digest, url = hit[1], hit[2]
         else:
-            data = memoryview(html if isinstance(html, bytes) else html.encode("utf-8", "surrogatepass"))
-            h = blake2b(digest_size=16)
-            # In pieces hashlib hashes without releasing the GIL: on the
-            # reactor thread, getting it back from the cleaning threads
-            # costs more than the hashing (up to sys.getswitchinterval()).
-            for i in range(0, len(data), _HASH_PIECE):
-                h.update(data[i:i + _HASH_PIECE])
-            digest = h.digest()
+            digest = html_digest(html)
             self._digests[html] = (html, digest, url)
             if len(self._digests) > 16:
                 self._digests.popitem(last=False)
-        base = url.split("#", 1)[0].encode("utf-8", "surrogatepass")
-        return blake2b(base + b"\0" + digest, digest_size=8).hexdigest(), url
+        return page_key(url, digest).hex(), url
 
     def _no_html(self) -> None:
         """One WARNING a crawl, with the likely cause, when items come without HTML."""

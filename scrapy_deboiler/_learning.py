@@ -8,9 +8,9 @@ import logging
 from ._holding import Release
 from ._model import SiteModel
 from ._pipeline_state import PipelineBase, _Site
+from ._pagekey import pooled_key
 from ._provisional import complete
 from ._redis import pack_signatures, unpack_signatures
-from ._redis import page_key as pooled_page_key
 
 __all__ = ["Learning"]
 
@@ -34,7 +34,7 @@ class Learning(PipelineBase):
         if model.provisional:
             # A model fitted on a Redis pool keys its pages by URL alone.
             if key in model.page_keys or key in site.pending_keys or (
-                    pooled_page_key(url.split("#", 1)[0]) in model.page_keys):
+                    pooled_key(url.split("#", 1)[0]) in model.page_keys):
                 return
             site.pending.append((url, sigs))
             site.pending_keys.add(key)

@@ -160,7 +160,7 @@ def distinct_pages(seq: list[frozenset[str]]) -> tuple[list[frozenset[str]], int
     return kept, n - len(kept)
 
 
-def _page_key(url: str, sigs: frozenset[str]) -> tuple[str, str]:
+def _fit_order(url: str, sigs: frozenset[str]) -> tuple[str, str]:
     # Ties between equal URLs are broken by content, so input order never
     # changes which pages become neighbours.
     return url, blake2b("".join(sorted(sigs)).encode("ascii"), digest_size=8).hexdigest()
@@ -205,7 +205,7 @@ class SiteModel:
         keyed = [(url, fs) for url, sigs in pages if (fs := frozenset(sigs))]
         keyed.sort(key=lambda kv: kv[0])
         if len({url for url, _ in keyed}) < len(keyed):  # equal URLs: order them by content
-            keyed.sort(key=lambda kv: _page_key(*kv))
+            keyed.sort(key=lambda kv: _fit_order(*kv))
         seq, copies = distinct_pages([fs for _, fs in keyed])
         window = max(1, self.params.window)
         guard = self.params.iou_guard

@@ -28,10 +28,11 @@ import logging
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from hashlib import blake2b, sha256
+from hashlib import sha256
 from typing import Any
 
 from ._model import FitParams, SiteModel
+from ._pagekey import pooled_key
 from ._signatures import DEFAULT_SCHEME, SignatureScheme
 from ._store import FINAL_RANK, MAX_FILE_BYTES, SignatureFileError, model_from_json, model_rank, model_to_json
 
@@ -121,11 +122,6 @@ def unpack_signatures(data: bytes) -> frozenset[str]:
     if any(a >= b for a, b in zip(sigs, sigs[1:])):
         raise PoolEntryError("signatures must be sorted and distinct")
     return frozenset(sigs)
-
-
-def page_key(url: str) -> str:
-    """A pooled page's key in a provisional model (16 hex digits)."""
-    return blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -321,7 +317,7 @@ class RedisCoordinator:
         model = SiteModel.fit(pages, self.params)
         if len(pages) < self.min_pages:
             model.provisional = True
-            model.page_keys = frozenset(page_key(url) for url, _ in pages)
+            model.page_keys = frozenset(pooled_key(url) for url, _ in pages)
         _, winner = self.publish(site, model)
         return winner, len(pages)
 

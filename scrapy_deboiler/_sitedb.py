@@ -15,9 +15,9 @@ import sqlite3
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from hashlib import blake2b
 
 from ._model import FIT_MIN_PAGES, FitParams, SiteModel
+from ._pagekey import page_key
 from ._store import SignatureFileError, model_from_json, model_to_json
 
 __all__ = ["SiteDB", "SiteState"]
@@ -31,15 +31,6 @@ class SiteState:
     source: str | None = None  # "fitted" or "file"
     reason: str | None = None  # why there is no model
     pages: int = 0
-
-
-def _key(url: str, packed: bytes) -> bytes:
-    """A page's identity, a hash of URL (without fragment) and content: the
-    same page twice (a start URL fetched again, a record repeated) counts
-    once. Which pages of a large site are fitted on: the smallest keys, so
-    the choice does not depend on input order."""
-    base = url.split("#", 1)[0].encode("utf-8", "surrogatepass")
-    return blake2b(base + b"\0" + packed, digest_size=8).digest()
 
 
 class SiteDB:
@@ -91,7 +82,7 @@ class SiteDB:
         for site, url, packed in pages:
             counts[site] = counts.get(site, 0) + 1
             if self._needs(site, load):
-                samples.append((site, _key(url, packed), url, packed))
+                samples.append((site, page_key(url, packed), url, packed))
         db = self._db
         db.execute("BEGIN")
         db.executemany("UPDATE sites SET pages = pages + ? WHERE site = ?",

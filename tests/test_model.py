@@ -114,3 +114,16 @@ def test_the_provisional_rules():
     assert not wants_pages(done, learn=False) and wants_pages(done, learn=True)
     # Read by a crawl whose threshold it has reached: finished there.
     assert not read_as(grown, 3).provisional
+
+
+def test_one_page_key():
+    """``_pagekey``: a page is its URL without fragment and its content, whoever keys it."""
+    from scrapy_deboiler._pagekey import html_digest, page_key, pooled_key
+
+    html = "<p>caf\u00e9</p>" * 2000  # longer than one hashing piece
+    assert html_digest(html) == html_digest(html.encode("utf-8")) and len(html_digest(html)) == 16
+    key = page_key("https://a.example/x", html_digest(html))
+    assert key == page_key("https://a.example/x#top", html_digest(html)) and len(key) == 8
+    assert key != page_key("https://a.example/x", html_digest(html + " "))
+    assert key != page_key("https://a.example/y", html_digest(html))
+    assert len(pooled_key("https://a.example/x")) == 16 and pooled_key("a") != pooled_key("b")

@@ -844,7 +844,7 @@ async def test_a_provisional_model_from_a_redis_pool_does_not_count_its_pages_tw
     """A model fitted on a Redis pool keys its pages by URL; learning keys
     them by URL and content. The same three pages crawled again counted as
     three more, and a site of three pages "completed" on six."""
-    from scrapy_deboiler._redis import page_key
+    from scrapy_deboiler._pagekey import pooled_key as page_key
 
     a, pa = serve_site(12, "alpha")
     try:
