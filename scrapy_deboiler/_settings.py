@@ -1,8 +1,15 @@
-"""The DEBOILER_* settings: defaults, and checking them all when a crawl opens.
+"""The DEBOILER_* settings: declared once, and all checked when a crawl opens.
 
 A mistake in a setting must stop the crawl at once with a message naming the
 setting and its value, not surface later as a silent default, a traceback
 from a signal handler, or a failed save after an hour of crawling.
+
+Each setting is one field of ``DeboilerSettings``: its attribute and Python
+type, and, in ``setting(...)``, its name, kind (what it accepts and the range:
+``Integer(2)``, ``Seconds(60)``, ``FieldName(written=True)`` ...), default and
+what it does. ``SETTINGS`` (the table), ``DEFAULTS`` and ``read_settings``
+come from those fields, so a new setting is one field here and one row in
+docs/settings.md (tests/test_settings.py checks the two agree).
 """
 
 from __future__ import annotations
@@ -12,15 +19,19 @@ import logging
 import math
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Generic, TypeVar, cast
 from urllib.parse import urlsplit
-from typing import Any, Callable
 
 from ._limits import Limits
 
-__all__ = ["DEFAULTS", "DeboilerSettings", "DeboilerSettingsError", "enabled", "read_settings"]
+__all__ = ["DEFAULTS", "SETTINGS", "DeboilerSettings", "DeboilerSettingsError", "Setting", "enabled",
+           "read_settings"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class DeboilerSettingsError(ValueError):
@@ -58,239 +69,212 @@ def _default_processes() -> int:
     return 1 if _cores() >= 2 and os.name == "posix" else 0
 
 
-#: Defaults of the DEBOILER_* settings (README, "Scrapy settings").
-DEFAULTS: dict[str, Any] = {
-    "DEBOILER_ENABLED": True,
-    "DEBOILER_MIN_PAGES": 20,
-    "DEBOILER_URL_FIELD": "url",
-    "DEBOILER_HTML_FIELD": "html",
-    "DEBOILER_ENCODING_FIELD": "encoding",
-    "DEBOILER_TEXT_FIELD": "clean_text",
-    "DEBOILER_CLEAN_HTML_FIELD": "clean_html",
-    "DEBOILER_STATUS_FIELD": "deboiler",
-    "DEBOILER_TITLE_FIELD": "clean_title",
-    "DEBOILER_KEEP_HTML": False,
-    "DEBOILER_SIGNATURES_DIR": "deboiler",
-    "DEBOILER_STORE": "scrapy_deboiler.SignatureStore",
-    "DEBOILER_LEARN": False,
-    "DEBOILER_WATCHDOG_INTERVAL": 0.5,
-    "DEBOILER_INLINE_MAX_BYTES": 0,
-    "DEBOILER_THREADS": None,  # None: one a core but one, at least 1, at most 4
-    "DEBOILER_PROCESSES": None,  # None: one worker process on 2+ cores, else the threads
-    "DEBOILER_WORKER_TIMEOUT": 120.0,
-    "DEBOILER_MARKDOWN": False,
-    "DEBOILER_MARKDOWN_FIELD": "clean_markdown",
-    "DEBOILER_MODE": "content",
-    "DEBOILER_COMMENTS_FIELD": None,
-    "DEBOILER_BODY_ONLY": False,
-    "DEBOILER_FAST_EXPORTERS": False,
-    "DEBOILER_MAX_PAGE_BYTES": Limits.max_bytes,
-    "DEBOILER_MAX_PAGE_ELEMENTS": Limits.max_elements,
-    "DEBOILER_MAX_HELD_BYTES": 128 * 1024 * 1024,
-    "DEBOILER_MAX_SITES": 10_000,
-    "DEBOILER_MAX_HOLD_SECONDS": 120.0,
-    "DEBOILER_REPORT": None,
-    "DEBOILER_REPORT_VIEWS": 3,
-    "DEBOILER_REPORT_VIEW_SITES": 20,
-    # Scaling out (docs/scaling-out.md): one model a site for many processes.
-    "DEBOILER_REDIS_URL": None,
-    "DEBOILER_REDIS_PREFIX": "deboiler",
-    "DEBOILER_REDIS_POOL_WAIT": 5.0,
-    "DEBOILER_REDIS_POOL_TTL": 86400,
-    "DEBOILER_REDIS_TIMEOUT": 2.0,
-    "DEBOILER_REDIS_RETRY_INTERVAL": 5.0,
-}
-
-
-@dataclass(frozen=True)
-class DeboilerSettings:
-    """Every DEBOILER_* setting, checked and converted."""
-
-    enabled: bool
-    min_pages: int
-    url_field: str
-    html_field: str
-    encoding_field: str | None
-    text_field: str
-    clean_html_field: str
-    status_field: str
-    keep_html: bool
-    signatures_dir: str
-    store: Any  # the store class (or factory)
-    learn: bool
-    watchdog_interval: float
-    inline_max_bytes: int
-    threads: int
-    processes: int
-    worker_timeout: float
-    markdown: bool
-    markdown_field: str
-    mode: str
-    comments_field: str | None
-    max_page_bytes: int
-    max_page_elements: int
-    max_held_bytes: int
-    max_sites: int
-    max_hold_seconds: float
-    report: str | None
-    report_views: int
-    report_view_sites: int
-    title_field: str = "clean_title"
-    body_only: bool = False
-    fast_exporters: bool = False
-    redis_url: str | None = None
-    redis_prefix: str = "deboiler"
-    redis_pool_wait: float = 5.0
-    redis_pool_ttl: int = 86400
-    redis_timeout: float = 2.0
-    redis_retry_interval: float = 5.0
-
-
-def _bool(name: str, value: Any) -> bool:
-    # Scrapy's own rule (Settings.getbool): bools, 0/1 and their strings,
-    # "true"/"false" in any case.
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str):
-        v = value.strip().lower()
-        if v in ("1", "true"):
-            return True
-        if v in ("0", "false"):
-            return False
-    raise DeboilerSettingsError(name, value, "expected True or False (or 1/0, 'true'/'false')")
-
-
 def _unset(value: Any) -> bool:
     """None, or what ``-s NAME=None`` and ``-s NAME=`` give on Scrapy's
     command line (strings): how a setting that may be None is turned off."""
     return value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))
 
 
-def _int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    n: int | None = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        n = value
-    elif isinstance(value, float) and value.is_integer():
-        n = int(value)
-    elif isinstance(value, str):
-        try:
-            n = int(value.strip().replace("_", ""))
-        except ValueError:
-            n = None
-    bounds = f">= {low}" if high is None else f"from {low} to {high}"
-    if n is None:
-        raise DeboilerSettingsError(name, value, f"expected an integer {bounds}")
-    if n < low or (high is not None and n > high):
-        raise DeboilerSettingsError(name, value, f"must be an integer {bounds}")
-    return n
+# -- kinds: what a setting accepts, and its range --------------------------------
+
+class Kind(Generic[T]):
+    """How a setting's value is checked and converted to a ``T``."""
+
+    def read(self, name: str, value: Any) -> T:
+        """``value`` checked and converted; DeboilerSettingsError if it cannot be."""
+        raise NotImplementedError
 
 
-def _processes(value: Any) -> int:
-    if _unset(value):
-        return _default_processes()
-    n = _int("DEBOILER_PROCESSES", value, 0, 64)
-    if n and os.name != "posix":
-        raise DeboilerSettingsError("DEBOILER_PROCESSES", value, "worker processes need a POSIX system (use 0)")
-    return n
+@dataclass(frozen=True)
+class Flag(Kind[bool]):
+    """Scrapy's own rule (Settings.getbool): bools, 0/1 and their strings,
+    "true"/"false" in any case."""
+
+    def read(self, name: str, value: Any) -> bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str):
+            v = value.strip().lower()
+            if v in ("1", "true"):
+                return True
+            if v in ("0", "false"):
+                return False
+        raise DeboilerSettingsError(name, value, "expected True or False (or 1/0, 'true'/'false')")
 
 
-def _float(name: str, value: Any, low_exclusive: float, high: float) -> float:
-    x: float | None = None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        x = float(value)
-    elif isinstance(value, str):
-        try:
-            x = float(value.strip())
-        except ValueError:
-            x = None
-    if x is None or not math.isfinite(x) or not low_exclusive < x <= high:
-        raise DeboilerSettingsError(
-            name, value, f"must be a number of seconds over {low_exclusive:g} and at most {high:g}")
-    return x
+@dataclass(frozen=True)
+class Integer(Kind[int]):
+    """An integer from ``low`` to ``high`` (no upper bound: None); integral
+    floats and strings (with _ separators) are accepted."""
+
+    low: int
+    high: int | None = None
+
+    def read(self, name: str, value: Any) -> int:
+        n: int | None = None
+        if isinstance(value, int) and not isinstance(value, bool):
+            n = value
+        elif isinstance(value, float) and value.is_integer():
+            n = int(value)
+        elif isinstance(value, str):
+            try:
+                n = int(value.strip().replace("_", ""))
+            except ValueError:
+                n = None
+        bounds = f">= {self.low}" if self.high is None else f"from {self.low} to {self.high}"
+        if n is None:
+            raise DeboilerSettingsError(name, value, f"expected an integer {bounds}")
+        if n < self.low or (self.high is not None and n > self.high):
+            raise DeboilerSettingsError(name, value, f"must be an integer {bounds}")
+        return n
 
 
-def _field(name: str, value: Any, optional: bool = False) -> str | None:
-    if optional and _unset(value):
-        return None
-    if isinstance(value, str) and value.strip() and value == value.strip():
-        return value
-    expected = "expected a field name (a non-empty string without surrounding spaces)"
-    raise DeboilerSettingsError(name, value, expected + (", or None" if optional else ""))
+@dataclass(frozen=True)
+class WorkerProcesses(Integer):
+    """A number of worker processes: over 0 only on POSIX, where the reactor
+    can read their pipes."""
+
+    def read(self, name: str, value: Any) -> int:
+        n = super().read(name, value)
+        if n and os.name != "posix":
+            raise DeboilerSettingsError(name, value, "worker processes need a POSIX system (use 0)")
+        return n
 
 
-def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    if isinstance(value, str) and value.strip().lower() in choices:
-        return value.strip().lower()
-    raise DeboilerSettingsError(name, value, "must be one of " + ", ".join(repr(c) for c in choices))
+@dataclass(frozen=True)
+class Seconds(Kind[float]):
+    """A finite number of seconds over 0 and at most ``high``."""
+
+    high: float
+
+    def read(self, name: str, value: Any) -> float:
+        x: float | None = None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            x = float(value)
+        elif isinstance(value, str):
+            try:
+                x = float(value.strip())
+            except ValueError:
+                x = None
+        if x is None or not math.isfinite(x) or not 0 < x <= self.high:
+            raise DeboilerSettingsError(name, value, f"must be a number of seconds over 0 and at most {self.high:g}")
+        return x
 
 
-def _writable_dir(name: str, value: Any, where: Callable[[str], str]) -> str:
+_FIELD_NAME = "expected a field name (a non-empty string without surrounding spaces)"
+
+
+@dataclass(frozen=True)
+class FieldName(Kind[str]):
+    """An item field's name. ``written``: the pipeline writes it, so no other
+    field setting may name it too."""
+
+    written: bool = False
+
+    def read(self, name: str, value: Any) -> str:
+        if isinstance(value, str) and value.strip() and value == value.strip():
+            return value
+        raise DeboilerSettingsError(name, value, _FIELD_NAME)
+
+
+@dataclass(frozen=True)
+class OptionalFieldName(Kind[str | None]):
+    """An item field's name, or None (or "None" or "": turned off)."""
+
+    written: bool = False
+
+    def read(self, name: str, value: Any) -> str | None:
+        if _unset(value):
+            return None
+        if isinstance(value, str) and value.strip() and value == value.strip():
+            return value
+        raise DeboilerSettingsError(name, value, _FIELD_NAME + ", or None")
+
+
+@dataclass(frozen=True)
+class Choice(Kind[str]):
+    """One of ``choices``, in any case."""
+
+    choices: tuple[str, ...]
+
+    def read(self, name: str, value: Any) -> str:
+        if isinstance(value, str) and value.strip().lower() in self.choices:
+            return value.strip().lower()
+        raise DeboilerSettingsError(name, value, "must be one of " + ", ".join(repr(c) for c in self.choices))
+
+
+class PathKind(Kind[T]):
+    """A path the crawl writes to: ``read`` takes it as given (the spider
+    middleware's reading), ``on_disk`` checks the file system."""
+
+    def read(self, name: str, value: Any) -> T:
+        return cast(T, value)
+
+    def on_disk(self, name: str, value: Any, where: Callable[[str], str]) -> T:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Folder(PathKind[str]):
     """The folder ``where(value)`` (Scrapy's ``data_path``), created if
     missing; it must be a writable folder."""
-    if not isinstance(value, (str, os.PathLike)) or not os.fspath(value).strip():
-        raise DeboilerSettingsError(name, value, "expected a folder path")
-    path = where(os.fspath(value))
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise DeboilerSettingsError(name, value, f"{path} is a file, not a folder")
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as e:
-        raise DeboilerSettingsError(name, value, f"cannot create the folder {path}: {e.strerror or e}") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise DeboilerSettingsError(name, value, f"the folder {path} is not writable")
-    return path
 
-
-def _writable_file(name: str, value: Any) -> str | None:
-    """A file to write at the end of the crawl: its folder must exist and be
-    writable, and the path must not be a folder."""
-    if _unset(value):
-        return None
-    if not isinstance(value, (str, os.PathLike)) or not os.fspath(value).strip():
-        raise DeboilerSettingsError(name, value, "expected a file path, or None")
-    path = os.fspath(value)
-    if os.path.isdir(path):
-        raise DeboilerSettingsError(name, value, "is a folder, not a file")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise DeboilerSettingsError(name, value, f"the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise DeboilerSettingsError(name, value, "is not writable")
-    return path
-
-
-def _store(name: str, value: Any) -> Any:
-    if callable(value):
-        return value
-    if isinstance(value, str) and value.strip():
-        from scrapy.utils.misc import load_object
-
+    def on_disk(self, name: str, value: Any, where: Callable[[str], str]) -> str:
+        if not isinstance(value, (str, os.PathLike)) or not os.fspath(value).strip():
+            raise DeboilerSettingsError(name, value, "expected a folder path")
+        path = where(os.fspath(value))
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise DeboilerSettingsError(name, value, f"{path} is a file, not a folder")
         try:
-            return load_object(value.strip())
-        except (ImportError, NameError, ValueError, AttributeError) as e:
-            raise DeboilerSettingsError(name, value, f"cannot be imported: {e}") from None
-    raise DeboilerSettingsError(name, value, "expected a class or its import path")
+            os.makedirs(path, exist_ok=True)
+        except OSError as e:
+            raise DeboilerSettingsError(name, value, f"cannot create the folder {path}: {e.strerror or e}") from None
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise DeboilerSettingsError(name, value, f"the folder {path} is not writable")
+        return path
 
 
-_PREFIX = re.compile(r"[A-Za-z0-9_.:{}-]{1,100}\Z")
+@dataclass(frozen=True)
+class OutputFile(PathKind[str | None]):
+    """A file to write at the end of the crawl, or None: its folder must
+    exist and be writable, and the path must not be a folder."""
+
+    def read(self, name: str, value: Any) -> str | None:
+        return None if _unset(value) else cast(str, value)
+
+    def on_disk(self, name: str, value: Any, where: Callable[[str], str]) -> str | None:
+        if _unset(value):
+            return None
+        if not isinstance(value, (str, os.PathLike)) or not os.fspath(value).strip():
+            raise DeboilerSettingsError(name, value, "expected a file path, or None")
+        path = os.fspath(value)
+        if os.path.isdir(path):
+            raise DeboilerSettingsError(name, value, "is a folder, not a file")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise DeboilerSettingsError(name, value, f"the folder {folder} does not exist")
+        if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+            raise DeboilerSettingsError(name, value, "is not writable")
+        return path
 
 
-def _redis_url(name: str, value: Any) -> str | None:
-    """None (local mode), or a redis://, rediss:// or unix:// URL; the
-    client library must be installed."""
-    if _unset(value):
-        return None
-    if not isinstance(value, str) or urlsplit(value.strip()).scheme not in ("redis", "rediss", "unix"):
-        raise DeboilerSettingsError(name, _hide_password(value),
-                                    "expected a redis://, rediss:// or unix:// URL, or None")
-    try:
-        import redis  # noqa: F401
-    except ImportError:
-        raise DeboilerSettingsError(name, _hide_password(value), "needs the redis client library: "
-                                    "pip install 'scrapy-deboiler[redis]'") from None
-    return value.strip()
+@dataclass(frozen=True)
+class ClassPath(Kind[Callable[..., Any]]):
+    """A class (or any callable), or its import path."""
+
+    def read(self, name: str, value: Any) -> Callable[..., Any]:
+        if callable(value):
+            return cast("Callable[..., Any]", value)
+        if isinstance(value, str) and value.strip():
+            from scrapy.utils.misc import load_object
+
+            try:
+                return cast("Callable[..., Any]", load_object(value.strip()))
+            except (ImportError, NameError, ValueError, AttributeError) as e:
+                raise DeboilerSettingsError(name, value, f"cannot be imported: {e}") from None
+        raise DeboilerSettingsError(name, value, "expected a class or its import path")
 
 
 def _hide_password(value: Any) -> Any:
@@ -300,23 +284,173 @@ def _hide_password(value: Any) -> Any:
     return value
 
 
-def _prefix(name: str, value: Any) -> str:
-    if isinstance(value, str) and _PREFIX.match(value):
-        return value
-    raise DeboilerSettingsError(name, value, "expected 1-100 letters, digits or _.:{}-")
+@dataclass(frozen=True)
+class RedisUrl(Kind[str | None]):
+    """None (local mode), or a redis://, rediss:// or unix:// URL; the
+    client library must be installed. Messages hide the URL's password."""
+
+    def read(self, name: str, value: Any) -> str | None:
+        if _unset(value):
+            return None
+        if not isinstance(value, str) or urlsplit(value.strip()).scheme not in ("redis", "rediss", "unix"):
+            raise DeboilerSettingsError(name, _hide_password(value),
+                                        "expected a redis://, rediss:// or unix:// URL, or None")
+        try:
+            import redis  # noqa: F401
+        except ImportError:
+            raise DeboilerSettingsError(name, _hide_password(value), "needs the redis client library: "
+                                        "pip install 'scrapy-deboiler[redis]'") from None
+        return value.strip()
+
+
+_PREFIX = re.compile(r"[A-Za-z0-9_.:{}-]{1,100}\Z")
+
+
+@dataclass(frozen=True)
+class KeyPrefix(Kind[str]):
+    """A Redis key prefix: 1-100 letters, digits or _.:{}-."""
+
+    def read(self, name: str, value: Any) -> str:
+        if isinstance(value, str) and _PREFIX.match(value):
+            return value
+        raise DeboilerSettingsError(name, value, "expected 1-100 letters, digits or _.:{}-")
+
+
+# -- the table -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Setting(Generic[T]):
+    """One DEBOILER_* setting: a row of ``SETTINGS``."""
+
+    name: str
+    kind: Kind[T]
+    #: As Scrapy's settings hold it (``DEFAULTS``); None with ``when_unset``.
+    default: Any
+    doc: str
+    #: The value when the setting is None (or "None", ""): worked out then.
+    when_unset: Callable[[], T] | None = None
+    #: Its field of DeboilerSettings.
+    attribute: str = ""
+
+    def read(self, value: Any) -> T:
+        if self.when_unset is not None and _unset(value):
+            return self.when_unset()
+        return self.kind.read(self.name, value)
+
+
+_SETTING = "deboiler_setting"
+
+
+def setting(name: str, kind: Kind[T], default: Any, doc: str, *,
+            when_unset: Callable[[], T] | None = None) -> T:
+    """A field of DeboilerSettings declaring its setting (typed as the value
+    the kind reads, so mypy checks the field's type against the kind)."""
+    return cast(T, field(metadata={_SETTING: Setting(name, kind, default, doc, when_unset)}))
+
+
+@dataclass(frozen=True)
+class DeboilerSettings:
+    """Every DEBOILER_* setting, checked and converted. Its fields declare
+    the settings, in the order of ``DEFAULTS`` and ``SETTINGS`` (read_settings
+    reads the field names first, then the paths, then the rest)."""
+
+    enabled: bool = setting("DEBOILER_ENABLED", Flag(), True, "off: NotConfigured")
+    min_pages: int = setting("DEBOILER_MIN_PAGES", Integer(2), 20,
+                             "distinct pages of a site held before fitting")
+    url_field: str = setting("DEBOILER_URL_FIELD", FieldName(), "url", "input field: the page's URL")
+    html_field: str = setting("DEBOILER_HTML_FIELD", FieldName(), "html", "input field: the page's HTML")
+    encoding_field: str | None = setting("DEBOILER_ENCODING_FIELD", OptionalFieldName(), "encoding",
+                                         "input field: the encoding of bytes HTML")
+    text_field: str = setting("DEBOILER_TEXT_FIELD", FieldName(written=True), "clean_text",
+                              "output field: the text kept")
+    clean_html_field: str = setting("DEBOILER_CLEAN_HTML_FIELD", FieldName(written=True), "clean_html",
+                                    "output field: the HTML kept")
+    status_field: str = setting("DEBOILER_STATUS_FIELD", FieldName(written=True), "deboiler",
+                                "output field: what was done to the page")
+    comments_field: str | None = setting("DEBOILER_COMMENTS_FIELD", OptionalFieldName(written=True), None,
+                                         "content mode: the user comments left out go here")
+    markdown_field: str = setting("DEBOILER_MARKDOWN_FIELD", FieldName(written=True), "clean_markdown",
+                                  "output field of DEBOILER_MARKDOWN")
+    title_field: str = setting("DEBOILER_TITLE_FIELD", FieldName(written=True), "clean_title",
+                               "output field: the page's headline")
+    keep_html: bool = setting("DEBOILER_KEEP_HTML", Flag(), False, "keep the raw HTML field after cleaning")
+    signatures_dir: str = setting("DEBOILER_SIGNATURES_DIR", Folder(), "deboiler",
+                                  "where models are saved (under Scrapy's data_path, or absolute)")
+    store: Callable[..., Any] = setting(  # noqa: RUF009 (a field(), as the others)
+        "DEBOILER_STORE", ClassPath(), "scrapy_deboiler.SignatureStore",
+        "the store class: Store(directory) with load(site), save(site, model)")
+    learn: bool = setting("DEBOILER_LEARN", Flag(), False, "finished models keep learning too")
+    watchdog_interval: float = setting("DEBOILER_WATCHDOG_INTERVAL", Seconds(60), 0.5,
+                                       "seconds between the watchdog's looks at held items")
+    inline_max_bytes: int = setting("DEBOILER_INLINE_MAX_BYTES", Integer(0), 0,
+                                    "pages up to this size are cleaned on the reactor thread")
+    threads: int = setting("DEBOILER_THREADS", Integer(1, 64), None,
+                           "threads that parse, fit and clean (None: one a core but one, 1-4)",
+                           when_unset=_default_threads)
+    processes: int = setting("DEBOILER_PROCESSES", WorkerProcesses(0, 64), None,
+                             "worker processes instead of the threads (None: 1 on 2+ cores and POSIX)",
+                             when_unset=_default_processes)
+    worker_timeout: float = setting("DEBOILER_WORKER_TIMEOUT", Seconds(86400), 120.0,
+                                    "seconds a worker process with pages may answer nothing")
+    markdown: bool = setting("DEBOILER_MARKDOWN", Flag(), False, "also write what was kept as CommonMark")
+    mode: str = setting("DEBOILER_MODE", Choice(("boilerplate", "content")), "content",
+                        "content: the main content only; boilerplate: remove what the site's pages share")
+    body_only: bool = setting("DEBOILER_BODY_ONLY", Flag(), False,
+                              "content mode: clean_text without the headline, byline and captions")
+    fast_exporters: bool = setting("DEBOILER_FAST_EXPORTERS", Flag(), False,
+                                   "the add-on's orjson exporters for the JSON feeds")
+    max_page_bytes: int = setting("DEBOILER_MAX_PAGE_BYTES", Integer(1), Limits.max_bytes,
+                                  "longer pages are skipped, not parsed")
+    max_page_elements: int = setting("DEBOILER_MAX_PAGE_ELEMENTS", Integer(1), Limits.max_elements,
+                                     "pages with more start tags are skipped, not parsed")
+    max_held_bytes: int = setting("DEBOILER_MAX_HELD_BYTES", Integer(0), 128 * 1024 * 1024,
+                                  "held HTML before the oldest sites are released")
+    max_sites: int = setting("DEBOILER_MAX_SITES", Integer(1), 10_000, "sites kept in memory")
+    max_hold_seconds: float = setting("DEBOILER_MAX_HOLD_SECONDS", Seconds(10**7), 120.0,
+                                      "a site whose oldest held item waited this long is released")
+    report: str | None = setting("DEBOILER_REPORT", OutputFile(), None,
+                                 "write the crawl report to this file when the spider closes")
+    report_views: int = setting("DEBOILER_REPORT_VIEWS", Integer(0), 3, "marked-up pages per site in the report")
+    report_view_sites: int = setting("DEBOILER_REPORT_VIEW_SITES", Integer(0), 20,
+                                     "sites with marked-up pages in the report")
+    # Scaling out (docs/scaling-out.md): one model a site for many processes.
+    redis_url: str | None = setting("DEBOILER_REDIS_URL", RedisUrl(), None,
+                                    "the cluster's Redis (None: no coordination)")
+    redis_prefix: str = setting("DEBOILER_REDIS_PREFIX", KeyPrefix(), "deboiler", "start of the Redis keys")
+    redis_pool_wait: float = setting("DEBOILER_REDIS_POOL_WAIT", Seconds(3600), 5.0,
+                                     "seconds a quiet worker waits for a pool that stopped growing")
+    redis_pool_ttl: int = setting("DEBOILER_REDIS_POOL_TTL", Integer(1), 86400,
+                                  "seconds a pool lives after its last page")
+    redis_timeout: float = setting("DEBOILER_REDIS_TIMEOUT", Seconds(60), 2.0,
+                                   "seconds for connecting and each reply")
+    redis_retry_interval: float = setting("DEBOILER_REDIS_RETRY_INTERVAL", Seconds(3600), 5.0,
+                                          "seconds between attempts to reach an unreachable Redis")
+
+
+#: The table: every DEBOILER_* setting, in the order of DeboilerSettings.
+SETTINGS: tuple[Setting[Any], ...] = tuple(
+    replace(f.metadata[_SETTING], attribute=f.name) for f in fields(DeboilerSettings))
+_BY_NAME: dict[str, Setting[Any]] = {s.name: s for s in SETTINGS}
+
+#: Defaults of the DEBOILER_* settings (docs/settings.md).
+DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS}
+
+
+def _read(settings: Any, name: str) -> Any:
+    s = _BY_NAME[name]
+    return s.read(settings.get(name, s.default))
 
 
 def enabled(settings: Any) -> bool:
     """DEBOILER_ENABLED, checked: when off nothing else is read."""
-    return _bool("DEBOILER_ENABLED", settings.get("DEBOILER_ENABLED", DEFAULTS["DEBOILER_ENABLED"]))
+    return cast(bool, _read(settings, "DEBOILER_ENABLED"))
 
 
 def fast_exporters(settings: Any) -> bool:
     """DEBOILER_FAST_EXPORTERS, checked: the add-on's orjson exporters for
     the JSON feed formats, asked for (a cleaning plugin does not change the
     bytes of a user's feed unasked)."""
-    return _bool("DEBOILER_FAST_EXPORTERS",
-                 settings.get("DEBOILER_FAST_EXPORTERS", DEFAULTS["DEBOILER_FAST_EXPORTERS"]))
+    return cast(bool, _read(settings, "DEBOILER_FAST_EXPORTERS"))
 
 
 def read_settings(settings: Any, *, where: Callable[[str], str] = os.path.abspath,
@@ -337,72 +471,33 @@ def read_settings(settings: Any, *, where: Callable[[str], str] = os.path.abspat
 
 
 def _read_settings(settings: Any, where: Callable[[str], str], check_paths: bool) -> DeboilerSettings:
-    def raw(name: str) -> Any:
-        return settings.get(name, DEFAULTS[name])
-
     for key in settings if check_paths else ():
         if isinstance(key, str) and key.startswith("DEBOILER_") and key not in DEFAULTS:
             close = difflib.get_close_matches(key, DEFAULTS, n=1)
             logger.warning("scrapy-deboiler: unknown setting %s%s", key,
                            f" (did you mean {close[0]}?)" if close else "")
 
-    fields = {n: _field(n, raw(n)) for n in (
-        "DEBOILER_URL_FIELD", "DEBOILER_HTML_FIELD", "DEBOILER_TEXT_FIELD",
-        "DEBOILER_CLEAN_HTML_FIELD", "DEBOILER_STATUS_FIELD", "DEBOILER_TITLE_FIELD")}
-    fields["DEBOILER_ENCODING_FIELD"] = _field("DEBOILER_ENCODING_FIELD", raw("DEBOILER_ENCODING_FIELD"), True)
-    fields["DEBOILER_COMMENTS_FIELD"] = _field("DEBOILER_COMMENTS_FIELD", raw("DEBOILER_COMMENTS_FIELD"), True)
-    fields["DEBOILER_MARKDOWN_FIELD"] = _field("DEBOILER_MARKDOWN_FIELD", raw("DEBOILER_MARKDOWN_FIELD"))
-    # Fields the pipeline writes must not overwrite each other or its input.
-    written = ("DEBOILER_TEXT_FIELD", "DEBOILER_CLEAN_HTML_FIELD", "DEBOILER_STATUS_FIELD",
-               "DEBOILER_COMMENTS_FIELD", "DEBOILER_MARKDOWN_FIELD", "DEBOILER_TITLE_FIELD")
-    for a in written:
-        for b in (*written, "DEBOILER_URL_FIELD", "DEBOILER_HTML_FIELD", "DEBOILER_ENCODING_FIELD"):
-            if a != b and fields[a] is not None and fields[a] == fields[b]:
-                raise DeboilerSettingsError(a, fields[a], f"is also {b}: the pipeline would overwrite it")
+    # The field names first, then the paths (the folder is created once the
+    # fields are known not to overwrite each other), then the rest.
+    names = [s for s in SETTINGS if isinstance(s.kind, (FieldName, OptionalFieldName))]
+    paths = [s for s in SETTINGS if isinstance(s.kind, PathKind)]
+    values: dict[str, Any] = {s.attribute: s.read(settings.get(s.name, s.default)) for s in names}
+    _check_overwrites(names, values)
+    for s in paths:
+        raw = settings.get(s.name, s.default)
+        kind = cast(PathKind[Any], s.kind)
+        values[s.attribute] = kind.on_disk(s.name, raw, where) if check_paths else s.read(raw)
+    for s in SETTINGS:
+        if s.attribute not in values:
+            values[s.attribute] = s.read(settings.get(s.name, s.default))
+    return DeboilerSettings(**values)
 
-    threads = raw("DEBOILER_THREADS")
-    signatures_dir = raw("DEBOILER_SIGNATURES_DIR")
-    if check_paths:
-        signatures_dir = _writable_dir("DEBOILER_SIGNATURES_DIR", signatures_dir, where)
-    report = raw("DEBOILER_REPORT")
-    report = _writable_file("DEBOILER_REPORT", report) if check_paths else None if _unset(report) else report
-    return DeboilerSettings(
-        enabled=enabled(settings),
-        min_pages=_int("DEBOILER_MIN_PAGES", raw("DEBOILER_MIN_PAGES"), 2),
-        url_field=fields["DEBOILER_URL_FIELD"],
-        html_field=fields["DEBOILER_HTML_FIELD"],
-        encoding_field=fields["DEBOILER_ENCODING_FIELD"],
-        text_field=fields["DEBOILER_TEXT_FIELD"],
-        clean_html_field=fields["DEBOILER_CLEAN_HTML_FIELD"],
-        status_field=fields["DEBOILER_STATUS_FIELD"],
-        keep_html=_bool("DEBOILER_KEEP_HTML", raw("DEBOILER_KEEP_HTML")),
-        signatures_dir=signatures_dir,
-        store=_store("DEBOILER_STORE", raw("DEBOILER_STORE")),
-        learn=_bool("DEBOILER_LEARN", raw("DEBOILER_LEARN")),
-        watchdog_interval=_float("DEBOILER_WATCHDOG_INTERVAL", raw("DEBOILER_WATCHDOG_INTERVAL"), 0, 60),
-        inline_max_bytes=_int("DEBOILER_INLINE_MAX_BYTES", raw("DEBOILER_INLINE_MAX_BYTES"), 0),
-        threads=_default_threads() if _unset(threads) else _int("DEBOILER_THREADS", threads, 1, 64),
-        processes=_processes(raw("DEBOILER_PROCESSES")),
-        worker_timeout=_float("DEBOILER_WORKER_TIMEOUT", raw("DEBOILER_WORKER_TIMEOUT"), 0, 86400),
-        markdown=_bool("DEBOILER_MARKDOWN", raw("DEBOILER_MARKDOWN")),
-        markdown_field=fields["DEBOILER_MARKDOWN_FIELD"],
-        mode=_choice("DEBOILER_MODE", raw("DEBOILER_MODE"), ("boilerplate", "content")),
-        comments_field=fields["DEBOILER_COMMENTS_FIELD"],
-        title_field=fields["DEBOILER_TITLE_FIELD"],
-        body_only=_bool("DEBOILER_BODY_ONLY", raw("DEBOILER_BODY_ONLY")),
-        fast_exporters=fast_exporters(settings),
-        max_page_bytes=_int("DEBOILER_MAX_PAGE_BYTES", raw("DEBOILER_MAX_PAGE_BYTES"), 1),
-        max_page_elements=_int("DEBOILER_MAX_PAGE_ELEMENTS", raw("DEBOILER_MAX_PAGE_ELEMENTS"), 1),
-        max_held_bytes=_int("DEBOILER_MAX_HELD_BYTES", raw("DEBOILER_MAX_HELD_BYTES"), 0),
-        max_sites=_int("DEBOILER_MAX_SITES", raw("DEBOILER_MAX_SITES"), 1),
-        max_hold_seconds=_float("DEBOILER_MAX_HOLD_SECONDS", raw("DEBOILER_MAX_HOLD_SECONDS"), 0, 10**7),
-        report=report,
-        report_views=_int("DEBOILER_REPORT_VIEWS", raw("DEBOILER_REPORT_VIEWS"), 0),
-        report_view_sites=_int("DEBOILER_REPORT_VIEW_SITES", raw("DEBOILER_REPORT_VIEW_SITES"), 0),
-        redis_url=_redis_url("DEBOILER_REDIS_URL", raw("DEBOILER_REDIS_URL")),
-        redis_prefix=_prefix("DEBOILER_REDIS_PREFIX", raw("DEBOILER_REDIS_PREFIX")),
-        redis_pool_wait=_float("DEBOILER_REDIS_POOL_WAIT", raw("DEBOILER_REDIS_POOL_WAIT"), 0, 3600),
-        redis_pool_ttl=_int("DEBOILER_REDIS_POOL_TTL", raw("DEBOILER_REDIS_POOL_TTL"), 1),
-        redis_timeout=_float("DEBOILER_REDIS_TIMEOUT", raw("DEBOILER_REDIS_TIMEOUT"), 0, 60),
-        redis_retry_interval=_float("DEBOILER_REDIS_RETRY_INTERVAL", raw("DEBOILER_REDIS_RETRY_INTERVAL"), 0, 3600),
-    )
+
+def _check_overwrites(names: list[Setting[Any]], values: dict[str, Any]) -> None:
+    """Fields the pipeline writes must not overwrite each other or its input."""
+    written = [s for s in names if cast("FieldName | OptionalFieldName", s.kind).written]
+    for a in written:
+        for b in (*written, *(s for s in names if s not in written)):
+            value = values[a.attribute]
+            if a is not b and value is not None and value == values[b.attribute]:
+                raise DeboilerSettingsError(a.name, value, f"is also {b.name}: the pipeline would overwrite it")

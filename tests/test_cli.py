@@ -309,16 +309,16 @@ def test_progress_shows_on_a_terminal_only(tmp_path, size):
 
 @pytest.mark.parametrize("max_memory", [1 << 30, 1])
 def test_a_page_that_fails_to_load_costs_one_record(tmp_path, monkeypatch, max_memory):
-    from scrapy_deboiler import _batch
+    from scrapy_deboiler import _batch, _batch_pages
 
-    real = _batch.Page
+    real = _batch_pages.Page
 
     def flaky(html, url, *args, **kwargs):
         if url.endswith("/0003.html"):
             raise RuntimeError("boom")
         return real(html, url, *args, **kwargs)
 
-    monkeypatch.setattr(_batch, "Page", flaky)
+    monkeypatch.setattr(_batch_pages, "Page", flaky)
     recs = records()
     write(tmp_path / "in.jsonl", recs)
     totals = _batch.clean_file(tmp_path / "in.jsonl", tmp_path / "out.jsonl",
