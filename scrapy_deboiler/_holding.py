@@ -53,7 +53,9 @@ class Release(str, Enum):
 
     # Written as its value, in any Python (as 3.11's StrEnum is).
     __str__ = str.__str__
-    __format__ = str.__format__
+
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
 
 
 class CrawlStatus(Protocol):
