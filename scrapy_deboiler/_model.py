@@ -134,9 +134,9 @@ def distinct_pages(seq: list[frozenset[str]]) -> tuple[list[frozenset[str]], int
             rare = {i: len(seq[i]) - len(seq[i].intersection(common)) for i in own}  # held by <= limit
             pairs = []  # (a, b), a < b: sharing enough of the smaller's rare signatures
             if len(own) <= _PAIRWISE:  # every pair's intersection, in C
-                kept = list(own.items())
-                for x, (a, sigs) in enumerate(kept):
-                    for b, other in kept[x + 1:]:
+                owned = list(own.items())
+                for at, (a, sigs) in enumerate(owned):
+                    for b, other in owned[at + 1:]:
                         k = len(sigs.intersection(other))
                         if k and k >= NEAR_COPY_RARE * min(rare[a], rare[b]):
                             pairs.append((a, b))

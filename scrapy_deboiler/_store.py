@@ -245,7 +245,8 @@ def model_from_json(doc: object, path: str | os.PathLike = "<data>") -> tuple[st
     for sig, n in sigs.items():
         if not _SIGNATURE.match(sig) or type(n) is not int or n < 1:
             raise SignatureFileError(path, f"bad signature entry {sig[:40]!r}: {n!r}"[:120])
-    provisional, keys = False, frozenset()
+    provisional = False
+    keys: frozenset[str] = frozenset()
     if "provisional" in doc:
         prov = doc["provisional"]
         if version < 2:
