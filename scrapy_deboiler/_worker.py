@@ -179,14 +179,14 @@ class _WorkerState:
                     "body_only": head["body_only"]}
             if head["kind"] == "clean":
                 model = self.model(head)
-                page = self.pages.pop(head["ref"]) if head.get("ref") is not None else None
-                if page is None:
+                kept: Page | None = self.pages.pop(head["ref"]) if head.get("ref") is not None else None
+                if kept is None:
                     if not blobs:  # sent as kept here, and it is not
                         raise _Missing(head["ref"])
                     html, url, enc = _page_args(head, blobs, 0)
-                    page = Page(html, url, enc, params.scheme, limits=None)
-                sigs = page.signatures if head["learn"] else None
-                return encode_frame(*_result_frame(i, clean_page(page, model, **opts), sigs))
+                    kept = Page(html, url, enc, params.scheme, limits=None)
+                learnt = kept.signatures if head["learn"] else None
+                return encode_frame(*_result_frame(i, clean_page(kept, model, **opts), learnt))
             parsed = []
             for at in range(0, len(blobs), 3):
                 html, url, enc = _page_args(head, blobs, at)
