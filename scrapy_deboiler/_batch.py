@@ -115,8 +115,9 @@ def site_of(record: dict, options: BatchOptions) -> str:
 Item = tuple[bytes, bytes | None]
 
 
-def _record(item: Item, where: int, options: BatchOptions) -> dict | str:
-    """The item as a record, or why it is not one."""
+def _record(item: Item, where: int, options: BatchOptions) -> Any:
+    """The item as a record, or why it is not one (a str). The line's JSON
+    may be any value: ``_page_input`` says whether it is a record."""
     head, body = item
     if body is not None:  # archive record: html is bytes, its charset beside it
         record = loads(head)
@@ -307,7 +308,7 @@ class _Workers:
     answers come back in the order of the messages."""
 
     def __init__(self, options: BatchOptions) -> None:
-        ctx = multiprocessing.get_context("spawn" if os.name == "nt" else "fork")
+        ctx = multiprocessing.get_context("spawn") if os.name == "nt" else multiprocessing.get_context("fork")
         self.n = options.jobs
         self.inboxes = [ctx.Queue() for _ in range(self.n)]
         self.outboxes = [ctx.Queue() for _ in range(self.n)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -270,7 +271,7 @@ class PipelineBase:
             item: Any,
             cleaned: tuple[CleanResult, SiteModel | None],
             html: str | bytes,
-            notes: list[str] = (),
+            notes: Sequence[str] = (),
         ) -> Any: ...
         def _drop_html(self, adapter: ItemAdapter) -> None: ...
         def _unchanged(self, item: Any, state: str, reason: str, **extra: Any) -> Any: ...

@@ -112,7 +112,8 @@ class Watchdog(PipelineBase):
                 flush_feeds(self.crawler)
                 done.callback(None)
             else:
-                reactor.callLater(0.02, check)
+                # Twisted's reactor interfaces declare no self (mypy reads them one argument off)
+                reactor.callLater(0.02, check)  # type: ignore[arg-type]
 
         check()
         return done
@@ -125,7 +126,8 @@ class Watchdog(PipelineBase):
         for trigger in (self._shutdown_trigger, self._pool_trigger):
             if trigger is not None:
                 try:
-                    reactor.removeSystemEventTrigger(trigger)
+                    # Twisted's reactor interfaces declare no self (mypy reads them one argument off)
+                    reactor.removeSystemEventTrigger(trigger)  # type: ignore[call-arg, misc]
                 except (ValueError, KeyError):
                     pass
         self._shutdown_trigger = self._pool_trigger = None
@@ -140,7 +142,7 @@ class Watchdog(PipelineBase):
         self._stop_pool()
         if self.report_path:
             try:
-                self._write_report()
+                self._write_report(self.report_path)
             except Exception:
                 logger.exception("deboiler: cannot write the report %s", self.report_path)
                 self._inc("errors")
@@ -171,9 +173,9 @@ class Watchdog(PipelineBase):
                    f"; {get('deboiler/saves_refused_emptied')} models not saved: they emptied their fit pages"
                    if get("deboiler/saves_refused_emptied") else "")
 
-    def _write_report(self) -> None:
-        """DEBOILER_REPORT: the report, and beside it marked-up views of the
-        pages kept as samples."""
+    def _write_report(self, path: str) -> None:
+        """DEBOILER_REPORT (``path``): the report, and beside it marked-up
+        views of the pages kept as samples."""
         def model_of(name: str) -> SiteModel | None:
             site = self.sites.get(name)
             if site is not None:
@@ -185,6 +187,6 @@ class Watchdog(PipelineBase):
                 return None
 
         stats = {k: v for k, v in self.stats.get_stats().items() if k.startswith("deboiler/")}
-        write_report(self.report_path, list(self.reports.values()), model_of, mode=self.mode,
+        write_report(path, list(self.reports.values()), model_of, mode=self.mode,
                      limits=self.limits, scheme=self.params.scheme, stats=stats)
-        logger.info("deboiler: report written to %s", self.report_path)
+        logger.info("deboiler: report written to %s", path)
