@@ -69,6 +69,7 @@ class DeboilerPipeline(Intake, Cleaning, Releasing, Fitting, Learning, Output, S
         crawl: a crawl without its watchdog could hold items forever."""
         from twisted.internet import reactor
 
+        # Optional, not part of SignatureStoreProtocol: a store without it is not swept.
         sweep = getattr(self.store, "sweep", None)
         if sweep is not None:
             try:

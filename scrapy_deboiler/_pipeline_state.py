@@ -30,6 +30,7 @@ from ._model import FitParams, SiteModel
 from ._redis import RedisCoordinator
 from ._report import SiteReport
 from ._settings import enabled, read_settings
+from ._store import SignatureStoreProtocol
 from ._workplace import Workplace
 
 if TYPE_CHECKING:
@@ -173,7 +174,8 @@ class PipelineBase:
         self.report_view_sites = cfg.report_view_sites
         self._viewed_sites = 0
         self.directory = cfg.signatures_dir
-        self.store = cfg.store(self.directory)
+        # DEBOILER_STORE: the class, called with the folder.
+        self.store: SignatureStoreProtocol = cfg.store(self.directory)
         # Least recently used first: idle sites beyond DEBOILER_MAX_SITES are
         # forgotten (their models are in the store) so broad crawls stay flat.
         self.sites: OrderedDict[str, _Site] = OrderedDict()
