@@ -68,7 +68,10 @@ _START_TAG = re.compile(rb"<[A-Za-z]")
 MAX_ATTRIBUTES = 10_000
 _ATTRIBUTES_FROM = 128 * 1024
 # Keyed by the page's type (str or bytes): each pattern scans that type.
-_LONG_TAG: dict[type, re.Pattern[Any]] = {bytes: re.compile(rb"<[A-Za-z][^>]{60000,}"), str: re.compile(r"<[A-Za-z][^>]{60000,}")}
+_LONG_TAG: dict[type, re.Pattern[Any]] = {
+    bytes: re.compile(rb"<[A-Za-z][^>]{60000,}"),
+    str: re.compile(r"<[A-Za-z][^>]{60000,}"),
+}
 _ATTRIBUTE: dict[type, re.Pattern[Any]] = {
     bytes: re.compile(rb"""\s[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]*))?"""),
     str: re.compile(r"""\s[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]*))?"""),

@@ -248,7 +248,7 @@ def _head_tags_py(root: etree._Element) -> list[tuple[bool, Any, str]]:
     as (True, its property or else name, its content), a title as (False,
     whether it is in an ``<svg>``, its text). The reference for the
     compiled walk (``_speedups.head_tags``: no element proxy a meta).
-    (The middle member is a str or a bool by the first: Any.)"""
+    (The middle member, a str for a meta and a bool for a title, is Any.)"""
     return [(True, el.get("property") or el.get("name") or "", el.get("content") or "") if el.tag == "meta"
             else (False, _in_svg(el), "".join(el.itertext())) for el in root.iter("title", "meta")]
 
