@@ -7,7 +7,7 @@ from ._model import FitParams, SiteModel
 from ._signatures import DEFAULT_SCHEME, Candidates, SignatureScheme, SignedTree, sign_tree
 from ._text import tree_text
 
-from ._store import SignatureFileError, SignatureStore
+from ._store import SignatureFileError, SignatureStore, SignatureStoreProtocol
 from ._redis import RedisCoordinator
 from ._content import ContentModelError
 
@@ -40,6 +40,7 @@ __all__ = [
     "ContentModelError",
     "SignatureFileError",
     "SignatureStore",
+    "SignatureStoreProtocol",
     "RedisCoordinator",
     "Candidates",
     "CleanResult",

@@ -30,8 +30,9 @@ logger = logging.getLogger(__name__)
 Item = tuple[bytes, bytes | None]
 
 
-def _record(item: Item, where: int, options: BatchOptions) -> dict | str:
-    """The item as a record, or why it is not one."""
+def _record(item: Item, where: int, options: BatchOptions) -> Any:
+    """The item as a record, or why it is not one (a str). The line's JSON
+    may be any value: ``_page_input`` says whether it is a record."""
     head, body = item
     if body is not None:  # archive record: html is bytes, its charset beside it
         record = loads(head)

@@ -45,7 +45,7 @@ class _Workers:
     answers come back in the order of the messages."""
 
     def __init__(self, options: BatchOptions) -> None:
-        ctx = multiprocessing.get_context("spawn" if os.name == "nt" else "fork")
+        ctx = multiprocessing.get_context("spawn") if os.name == "nt" else multiprocessing.get_context("fork")
         self.n = options.jobs
         self.inboxes = [ctx.Queue() for _ in range(self.n)]
         self.outboxes = [ctx.Queue() for _ in range(self.n)]

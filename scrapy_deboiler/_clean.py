@@ -436,6 +436,7 @@ def clean_page(
     if addresses is not None:
         # The subtrees are unlinked only while the page is written (C, no
         # element proxies), and the tree comes back as it was.
+        assert _speedups is not None  # addresses come from the compiled walk
         written = _speedups.without_nodes(root, addresses, render)
         if written is None:  # control characters beside a subtree: as below
             dropped = [signed.element(i) for i in found]

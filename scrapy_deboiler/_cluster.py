@@ -98,9 +98,12 @@ class Cluster(PipelineBase):
             if site.lookup:
                 site.lookup = False
                 if site.model is None:  # its signature file, then the local rules
-                    self._load(site).addCallback(lambda _, site=site: self._local_rules(site))
+                    self._load(site).addCallback(self._local_rules_after, site)
                     continue
             self._local_rules(site)
+
+    def _local_rules_after(self, _: object, site: _Site) -> None:
+        self._local_rules(site)
 
     def _local_rules(self, site: _Site) -> None:
         """A site that no longer waits for Redis: its model's, or the

@@ -23,6 +23,8 @@ PURE_PYTHON = os.environ.get("SCRAPY_DEBOILER_PURE_PYTHON", "").strip() not in (
 speedups: ModuleType | None = None
 if not PURE_PYTHON:
     try:
-        from . import _speedups as speedups
+        from . import _speedups
     except ImportError:  # not built: the Python walks give the same results
-        speedups = None
+        pass
+    else:
+        speedups = _speedups

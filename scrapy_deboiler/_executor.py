@@ -179,7 +179,7 @@ class _Worker:
                 [sys.executable, "-c", _WORKER, json.dumps(sys.path), str(task_r), str(result_w)],
                 pass_fds=(task_r, result_w), stdin=subprocess.DEVNULL, close_fds=True)
         finally:
-            if masked:
+            if old is not None:  # masked above
                 signal.pthread_sigmask(signal.SIG_SETMASK, old)
             os.close(task_r)
             os.close(result_w)
@@ -353,8 +353,9 @@ class ProcessCleaner:
 
     def clean(self, html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
               params: FitParams, learn: bool, mode: str, explain: bool = False, markdown: bool = False,
-              body_only: bool = False, ref: str | None = None, urgent: bool = False) -> Deferred:
-        """A Deferred of (CleanResult, signatures or None). ``ref``: the
+              body_only: bool = False, *, ref: str | None = None, urgent: bool = False) -> Deferred:
+        """A Deferred of (CleanResult, signatures or None): the arguments
+        of ``_workplace.clean_one``, and by keyword ``ref``: the
         page was ``sign``-ed under that name (a worker that kept it parsed
         cleans it without the HTML); ``urgent``: before other cleans."""
         return self._submit(_Task("clean", self._params_doc(params), [(url, html, encoding)], Deferred(),
@@ -414,8 +415,9 @@ class ProcessCleaner:
             if not free:
                 return
             task = (self._urgent or self._cleans).popleft()
-            if task.ref is not None and task.kind == "clean":  # the worker that kept it, if free
-                worker = min(free, key=lambda w: (task.ref not in w.pages, len(w.inflight)))
+            ref = task.ref
+            if ref is not None and task.kind == "clean":  # the worker that kept it, if free
+                worker = min(free, key=lambda w: (ref not in w.pages, len(w.inflight)))
             else:
                 worker = min(free, key=lambda w: len(w.inflight))
             worker.send(task, self._frame(worker, task))

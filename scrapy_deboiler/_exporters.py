@@ -95,6 +95,8 @@ class _OrjsonEncoding:
     encoding: str | None
     indent: int | None
     _kwargs: dict[str, Any]
+    #: Whether orjson writes this feed (each exporter's __init__ sets it).
+    _fast: bool
 
     def _fast_feed(self) -> bool:
         """orjson writes UTF-8, without indentation or other encoder options."""

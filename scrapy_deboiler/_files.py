@@ -20,12 +20,15 @@ import json
 import os
 import zlib
 from collections.abc import Iterator
+from types import ModuleType
 from typing import IO, Any
 
 import orjson
 
 __all__ = ["DamagedInput", "GZIP_LEVEL", "ZSTD_LEVEL", "dumps", "loads", "open_binary", "open_text", "read_lines"]
 
+# isal's igzip or the standard library's gzip: the same interface.
+_gzip: ModuleType
 try:
     from isal import igzip as _gzip
 

@@ -72,7 +72,8 @@ class Fitting(PipelineBase):
         cleaner = self.work.cleaner
         if cleaner is None or cleaner.broken is not None or (len(page.html) <= self.work.inline_max and not force):
             return None
-        page.signing = done = Deferred()  # fires once ``page.sigs`` is known or cannot be
+        done: Deferred[None] = Deferred()  # fires once ``page.sigs`` is known or cannot be
+        page.signing = done
 
         def signed(sigs: frozenset[str]) -> frozenset[str]:
             page.sigs, page.signing = sigs, None
@@ -117,18 +118,22 @@ class Fitting(PipelineBase):
             site.hold.busy = False
             self.busy -= 1
             try:
-                if any(p.sigs is None for p in pages):
+                signed = [(p.url, p.sigs) for p in pages if p.sigs is not None]
+                if len(signed) < len(pages):
                     self._clean_or_fit(site, pages, reason)
                     return
-                model = SiteModel.fit([(p.url, p.sigs) for p in pages], self.params)
+                model = SiteModel.fit(signed, self.params)
                 self._fitted(site, model, frozenset(p.key for p in pages))
                 cleans = []
                 for p in pages:
                     d = self._clean_shared(site, p.key, p.url, p.html, p.encoding, p.parsed, kept=True,
                                            fitted_on=True)
                     p.parsed = None
-                    d.addCallbacks(lambda r, p=p: self._resolve_page(site, p, r) or r[0],
-                                   errback=lambda f, p=p: self._fail(site, p.items, f))
+
+                    def resolved(r: tuple[CleanResult, SiteModel | None], p: _HeldPage = p) -> CleanResult:
+                        self._resolve_page(site, p, r)
+                        return r[0]
+                    d.addCallbacks(resolved, errback=lambda f, p=p: self._fail(site, p.items, f))
                     cleans.append(d)
                 self._after_fit(site, pages)
                 DeferredList(cleans).addCallback(lambda results: self._fit_done(
@@ -243,7 +248,8 @@ class Fitting(PipelineBase):
     def _sign_in_threads(self, page: _HeldPage) -> None:
         """``_sign_held`` in the threads, for a fit that failed there: the
         page is kept parsed for its clean (``page.parsed``), or fails alone."""
-        page.signing = done = Deferred()
+        done: Deferred[None] = Deferred()
+        page.signing = done
 
         def signed(parsed: Page) -> None:
             page.sigs, page.parsed, page.signing = parsed.signatures, parsed, None

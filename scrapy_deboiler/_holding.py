@@ -53,15 +53,21 @@ class Release(str, Enum):
 
     # Written as its value, in any Python (as 3.11's StrEnum is).
     __str__ = str.__str__
-    __format__ = str.__format__
+
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
 
 
 class CrawlStatus(Protocol):
-    """What the watchdog knows of the crawl (``_engine.CrawlState``)."""
+    """What the watchdog knows of the crawl (``_engine.CrawlState``, a
+    frozen dataclass: read only)."""
 
-    closing: bool
-    quiet: bool
-    starved: bool
+    @property
+    def closing(self) -> bool: ...
+    @property
+    def quiet(self) -> bool: ...
+    @property
+    def starved(self) -> bool: ...
 
 
 @dataclass
@@ -128,14 +134,16 @@ class HoldingPolicy:
             out.append(site)
         return out
 
-    def at_tick(self, sites: Iterable[Hold], crawl: CrawlStatus, busy: bool,
+    def at_tick(self, sites: Iterable[Hold], crawl: CrawlStatus | None, busy: bool,
                 now: float) -> list[tuple[Hold, Release]]:
         """The watchdog's tick: which sites go and why. ``busy``: some fit
-        runs (it may release items itself)."""
+        runs (it may release items itself). ``crawl`` may be None only
+        when no site holds items (the watchdog then does not look)."""
         sites = [s for s in sites if s.pages]
         if not sites:
             self._quiet = 0
             return []
+        assert crawl is not None, "held items need the crawl's state"
         if crawl.closing:
             self._quiet = 0
             return [(s, Release.CLOSING) for s in sites]

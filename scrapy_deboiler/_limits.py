@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from lxml.html.defs import tags as _HTML_TAGS
 
@@ -66,8 +67,12 @@ _START_TAG = re.compile(rb"<[A-Za-z]")
 #: long style value is one).
 MAX_ATTRIBUTES = 10_000
 _ATTRIBUTES_FROM = 128 * 1024
-_LONG_TAG = {bytes: re.compile(rb"<[A-Za-z][^>]{60000,}"), str: re.compile(r"<[A-Za-z][^>]{60000,}")}
-_ATTRIBUTE = {
+# Keyed by the page's type (str or bytes): each pattern scans that type.
+_LONG_TAG: dict[type, re.Pattern[Any]] = {
+    bytes: re.compile(rb"<[A-Za-z][^>]{60000,}"),
+    str: re.compile(r"<[A-Za-z][^>]{60000,}"),
+}
+_ATTRIBUTE: dict[type, re.Pattern[Any]] = {
     bytes: re.compile(rb"""\s[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]*))?"""),
     str: re.compile(r"""\s[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]*))?"""),
 }
@@ -136,7 +141,8 @@ def check_page(html: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Skip | Non
     # A page holds no more '<' than characters: count them only when it is
     # longer than the limit (1.5 % of the CLI's work went to counting), and
     # look for real start tags only when that count is over it.
-    if size > limits.max_elements and html.count(b"<" if isinstance(html, bytes) else "<") > limits.max_elements:
+    if size > limits.max_elements and (html.count(b"<") if isinstance(html, bytes)
+                                       else html.count("<")) > limits.max_elements:
         data = html if isinstance(html, bytes) else html.encode("utf-8", "surrogatepass")
         tags = sum(1 for _ in _START_TAG.finditer(data))
         if tags > limits.max_elements:

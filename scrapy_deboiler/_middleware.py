@@ -79,10 +79,11 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
             # still recent while its items come
             self.handoff.remember(self._decoded[1], PageOrigin(response.url, tuple(self._decoded[2])))
             return self._decoded[1], self._decoded[2]
-        text, notes = response.text, []
+        text = response.text
+        notes: list[str] = []
         if lossy_decoding(response.body, text, response.encoding) and binary_kind(response.body) is None:
             declared = http_content_type_encoding(
-                response.headers.get(b"Content-Type", b"").decode("latin-1"))
+                (response.headers.get(b"Content-Type") or b"").decode("latin-1"))
             text, encoding, notes = decode_page(response.body, declared)
             self.stats.inc_value("deboiler/middleware/encoding_fallback")
             host = site_of_url(response.url)
@@ -123,7 +124,7 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
             self.stats.inc_value("deboiler/middleware/not_html")
             try:  # tell the pipeline why there is no HTML: nothing is misconfigured
                 if ItemAdapter(item).get(self.html_field) is None:
-                    ctype = response.headers.get(b"Content-Type", b"").decode("latin-1")
+                    ctype = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
                     self.handoff.mark_not_html(item, ctype.split(";")[0].strip() or None)
             except (KeyError, TypeError, AttributeError):
                 pass

@@ -8,8 +8,12 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from hashlib import blake2b
 from itertools import chain
+from typing import TYPE_CHECKING
 
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, checked
+
+if TYPE_CHECKING:  # _clean imports this module
+    from ._clean import Page
 
 __all__ = ["FIT_MIN_PAGES", "FitParams", "SiteModel", "PageSignatures"]
 
@@ -134,9 +138,9 @@ def distinct_pages(seq: list[frozenset[str]]) -> tuple[list[frozenset[str]], int
             rare = {i: len(seq[i]) - len(seq[i].intersection(common)) for i in own}  # held by <= limit
             pairs = []  # (a, b), a < b: sharing enough of the smaller's rare signatures
             if len(own) <= _PAIRWISE:  # every pair's intersection, in C
-                kept = list(own.items())
-                for x, (a, sigs) in enumerate(kept):
-                    for b, other in kept[x + 1:]:
+                owned = list(own.items())
+                for at, (a, sigs) in enumerate(owned):
+                    for b, other in owned[at + 1:]:
                         k = len(sigs.intersection(other))
                         if k and k >= NEAR_COPY_RARE * min(rare[a], rare[b]):
                             pairs.append((a, b))
@@ -191,13 +195,14 @@ class SiteModel:
     _near: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def fit(cls, pages: Iterable[PageSignatures], params: FitParams | None = None) -> "SiteModel":
+    def fit(cls, pages: Iterable[PageSignatures | Page], params: FitParams | None = None) -> "SiteModel":
         model = cls(params or FitParams())
         model.update(pages)
         return model
 
-    def update(self, pages: Iterable[PageSignatures]) -> "SiteModel":
-        """Add the evidence of more pages (compared among themselves).
+    def update(self, pages: Iterable[PageSignatures | Page]) -> "SiteModel":
+        """Add the evidence of more pages (compared among themselves), as
+        (url, signatures) pairs or ``Page`` objects, which unpack as one.
         Pages without signatures (empty, skipped) share nothing and would
         only break the chain between their neighbours: they are left out.
         Copies of a page count once (``distinct_pages``): every fit, of

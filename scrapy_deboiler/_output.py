@@ -4,7 +4,7 @@ reason; never lost."""
 from __future__ import annotations
 
 import logging
-from collections.abc import MutableMapping
+from collections.abc import MutableMapping, Sequence
 from typing import Any
 
 from itemadapter import ItemAdapter
@@ -30,7 +30,7 @@ class Output(PipelineBase):
     with a reason: never loses one."""
 
     def _finish(self, site: _Site, item: Any, cleaned: tuple[CleanResult, SiteModel | None],
-                html: str | bytes, notes: list[str] = ()) -> Any:
+                html: str | bytes, notes: Sequence[str] = ()) -> Any:
         """Write the clean fields; never lose the item. ``cleaned``: the
         result and the model it was cleaned with (the site's may have
         changed since); ``notes``: the middleware's, on decoding the response."""

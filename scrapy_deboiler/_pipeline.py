@@ -70,6 +70,7 @@ class DeboilerPipeline(Intake, Cleaning, Releasing, Fitting, Learning, Output, S
         from twisted.internet import reactor
 
         self.store_io.start()
+        # Optional, not part of SignatureStoreProtocol: a store without it is not swept.
         sweep = getattr(self.store, "sweep", None)
         if sweep is not None:
             try:
@@ -83,10 +84,14 @@ class DeboilerPipeline(Intake, Cleaning, Releasing, Fitting, Learning, Output, S
             await maybe_deferred_to_future(self._redis_connect())
         self._loop = create_looping_call(self._tick)
         self._loop.start(self.interval, now=False)
-        self._shutdown_trigger = reactor.addSystemEventTrigger("before", "shutdown", self._before_shutdown)
+        # (type: ignore: Twisted's reactor interfaces declare no self, so mypy
+        # reads their arguments one off.)
+        self._shutdown_trigger = reactor.addSystemEventTrigger("before", "shutdown",  # type: ignore[arg-type]
+                                                               self._before_shutdown)
         # A reactor stopped without closing the spider (a second Ctrl-C) must
         # not leave the threads behind: Python would wait for them at exit.
-        self._pool_trigger = reactor.addSystemEventTrigger("during", "shutdown", self._stop_pool)
+        self._pool_trigger = reactor.addSystemEventTrigger("during", "shutdown",  # type: ignore[arg-type]
+                                                           self._stop_pool)
 
     def _stop_pool(self) -> None:
         self.work.stop()

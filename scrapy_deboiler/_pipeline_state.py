@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from ._model import FitParams, SiteModel
 from ._redis import RedisCoordinator
 from ._report import SiteReport
 from ._settings import enabled, read_settings
+from ._store import SignatureStoreProtocol
 from ._store_io import StoreIO
 from ._workplace import Workplace
 
@@ -179,7 +181,8 @@ class PipelineBase:
         self.report_view_sites = cfg.report_view_sites
         self._viewed_sites = 0
         self.directory = cfg.signatures_dir
-        self.store = cfg.store(self.directory)
+        # DEBOILER_STORE: the class, called with the folder.
+        self.store: SignatureStoreProtocol = cfg.store(self.directory)
         #: The store's reads and writes, on a thread of their own.
         self.store_io = StoreIO()
         # Least recently used first: idle sites beyond DEBOILER_MAX_SITES are
@@ -279,7 +282,7 @@ class PipelineBase:
             item: Any,
             cleaned: tuple[CleanResult, SiteModel | None],
             html: str | bytes,
-            notes: list[str] = (),
+            notes: Sequence[str] = (),
         ) -> Any: ...
         def _drop_html(self, adapter: ItemAdapter) -> None: ...
         def _unchanged(self, item: Any, state: str, reason: str, **extra: Any) -> Any: ...

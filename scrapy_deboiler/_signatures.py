@@ -180,6 +180,8 @@ class SignedTree:
     def element(self, i: int) -> etree._Element:
         if self._elements is not None:
             return self._elements[i]
+        # Without elements the entries are the compiled walk's addresses.
+        assert _speedups is not None and self._addresses is not None
         return _speedups.element_at(self._root, self._addresses[i])
 
     def tables(self, entries: list[int]) -> list[etree._Element | None]:
@@ -187,6 +189,7 @@ class SignedTree:
         proxies only for the tables (compiled walk)."""
         if self._addresses is None:
             return [next(self.element(i).iterancestors("table"), None) for i in entries]
+        assert _speedups is not None  # addresses come from the compiled walk
         tables = _speedups.nearest_tables([self._addresses[i] for i in entries])
         made: dict[int, etree._Element] = {}
         for t in set(tables) - {0}:

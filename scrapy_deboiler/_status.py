@@ -23,7 +23,7 @@ def state_of(result: CleanResult, model: SiteModel | None, mode: str) -> str:
 
 
 def page_status(result: CleanResult, *, site: str, model: SiteModel | None, source: str | None,
-                mode: str, reason: str, html_chars: int, notes: list[str] | None = None) -> dict[str, Any]:
+                mode: str, reason: str | None, html_chars: int, notes: list[str] | None = None) -> dict[str, Any]:
     """The status of a page cleaned with ``model`` (from ``source``:
     fitted, file, redis) or without one (``reason`` says why); ``notes``:
     the page's loader and decoding notes (``result.notes`` if None)."""

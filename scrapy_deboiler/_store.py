@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from hashlib import sha256
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from ._model import FitParams, SiteModel
 from ._signatures import SIGNATURE_HEX
@@ -20,6 +21,7 @@ __all__ = [
     "FORMAT_VERSION",
     "SignatureFileError",
     "SignatureStore",
+    "SignatureStoreProtocol",
     "dump_model",
     "load_model",
     "load_site",
@@ -245,7 +247,8 @@ def model_from_json(doc: object, path: str | os.PathLike = "<data>") -> tuple[st
     for sig, n in sigs.items():
         if not _SIGNATURE.match(sig) or type(n) is not int or n < 1:
             raise SignatureFileError(path, f"bad signature entry {sig[:40]!r}: {n!r}"[:120])
-    provisional, keys = False, frozenset()
+    provisional = False
+    keys: frozenset[str] = frozenset()
     if "provisional" in doc:
         prov = doc["provisional"]
         if version < 2:
@@ -298,8 +301,29 @@ def load_site(path: str | os.PathLike) -> tuple[str, SiteModel]:
     return model_from_json(doc, path)
 
 
+class SignatureStoreProtocol(Protocol):
+    """What the pipeline needs of a signature store: the class that
+    DEBOILER_STORE names (``SignatureStore`` by default) is called with the
+    signatures folder (DEBOILER_SIGNATURES_DIR), and its objects load and
+    save each site's model. A store may also have ``sweep()``, called as
+    the spider opens (``SignatureStore.sweep``: temporary files left
+    behind); one without it is not swept."""
+
+    def __init__(self, directory: str) -> None: ...
+
+    def load(self, domain: str) -> SiteModel | None:
+        """The site's model, or None when the store has none for it."""
+        ...
+
+    def save(self, domain: str, model: SiteModel) -> object:
+        """Keep the site's model. What it returns is not used, but for
+        ``SignatureStore``'s None: it kept a better model it had."""
+        ...
+
+
 class SignatureStore:
-    """A folder of signature files, one per site."""
+    """A folder of signature files, one per site (a
+    ``SignatureStoreProtocol``)."""
 
     def __init__(self, directory: str | os.PathLike) -> None:
         self.directory = Path(directory)
@@ -366,3 +390,7 @@ class SignatureStore:
     def __iter__(self) -> Iterator[Path]:
         if self.directory.is_dir():
             yield from sorted(self.directory.glob("*.json"))
+
+
+if TYPE_CHECKING:  # the type checker checks that the default store is one
+    _DEFAULT_STORE: type[SignatureStoreProtocol] = SignatureStore

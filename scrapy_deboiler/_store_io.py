@@ -78,7 +78,7 @@ class StoreIO:
 
     @staticmethod
     def _serve(calls: queue.SimpleQueue[_Call | None]) -> None:
-        from twisted.internet import reactor
+        reactor = _reactor()
 
         while (call := calls.get()) is not None:
             f, args, d = call
@@ -86,13 +86,13 @@ class StoreIO:
                 result: Any = f(*args)
             except BaseException:
                 result = Failure()
-            reactor.callFromThread(_fire, d, result)  # type: ignore[attr-defined]  # the global reactor
+            reactor.callFromThread(_fire, d, result)
 
     def drain(self) -> Deferred:
         """A Deferred that fires once every call asked for so far is
         answered (their callbacks have run), whatever the answers, or after
         ``wait`` seconds with a warning."""
-        from twisted.internet import reactor
+        reactor = _reactor()
 
         waits = list(self.pending)
         out: Deferred = Deferred()
@@ -114,10 +114,18 @@ class StoreIO:
                                "closes without them", left[0], self.wait)
                 out.callback(None)
 
-        timer = reactor.callLater(self.wait, late)  # type: ignore[attr-defined]
+        timer = reactor.callLater(self.wait, late)
         for d in waits:
             d.addBoth(one)
         return out
+
+
+def _reactor() -> Any:
+    """The global reactor (typed Any: Twisted's module-level reactor is
+    installed at run time, and its interfaces do not type-check as methods)."""
+    from twisted.internet import reactor
+
+    return reactor
 
 
 def _fire(d: Deferred, result: Any) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 from urllib.parse import urlsplit
 
 from lxml import etree
@@ -162,9 +163,9 @@ def _cut_site(title: str, names: list[str]) -> str:
     cut = _norm(title[spans[lo][0]:spans[hi - 1][1]])
     # A normalised title ends in a bracket or holds none there (a search
     # tried every position of every title).
-    m = _BRACKETED.search(cut) if cut.endswith((")", "]")) else None
-    if m and m.start() > 0 and _is_site(m.group(1), names):
-        cut = cut[:m.start()].rstrip()
+    br = _BRACKETED.search(cut) if cut.endswith((")", "]")) else None
+    if br and br.start() > 0 and _is_site(br.group(1), names):
+        cut = cut[:br.start()].rstrip()
     return _SITE_FIRST + cut if lo > 0 and hi == len(spans) else cut
 
 
@@ -242,11 +243,12 @@ def _head(root: etree._Element) -> tuple[str, dict[str, str]]:
     return title, metas
 
 
-def _head_tags_py(root: etree._Element) -> list[tuple[bool, object, str]]:
+def _head_tags_py(root: etree._Element) -> list[tuple[bool, Any, str]]:
     """Each ``<title>`` and ``<meta>`` under ``root`` for ``_head``: a meta
     as (True, its property or else name, its content), a title as (False,
     whether it is in an ``<svg>``, its text). The reference for the
-    compiled walk (``_speedups.head_tags``: no element proxy a meta)."""
+    compiled walk (``_speedups.head_tags``: no element proxy a meta).
+    (The middle member, a str for a meta and a bool for a title, is Any.)"""
     return [(True, el.get("property") or el.get("name") or "", el.get("content") or "") if el.tag == "meta"
             else (False, _in_svg(el), "".join(el.itertext())) for el in root.iter("title", "meta")]
 
@@ -298,8 +300,8 @@ def page_title(root: etree._Element, url: str = "", skip: set | frozenset = froz
             return h
     words = set(_words(title)) | set(_words(og))
     for h in heads:
-        found = _words(h)
-        if found and sum(w in words for w in found) >= _COVER * len(found):
+        own = _words(h)
+        if own and sum(w in words for w in own) >= _COVER * len(own):
             return h
     if og_cut and title_cut and _key(og_cut) != _key(title_cut) and _key(og_cut) in _key(title_cut):
         # og:title is <title> without decorations the cut left

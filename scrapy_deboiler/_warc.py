@@ -60,7 +60,8 @@ def _dechunk(body: bytes) -> bytes | None:
     """A chunked body's data, or None when ``body`` is not chunked (some
     archivers store it decoded and keep the header). A body cut short
     gives the chunks it has."""
-    out, at, n = [], 0, len(body)
+    out: list[bytes] = []
+    at, n = 0, len(body)
     while at < n:
         eol = body.find(b"\r\n", at)
         if eol < 0:
@@ -241,8 +242,8 @@ def _warc_records(path: str, cap: int) -> Iterator[tuple[str, dict | str | None]
                     status = http.status_code if http else None
                     body = rec.reader.read()
                     current = (rec.stream_pos, *_page(
-                        rec.headers.get("WARC-Target-URI", ""), status, rec.http_content_type or "",
-                        rec.http_charset, body, rec.record_id or "", rec.headers.get("WARC-Date", ""),
+                        rec.headers.get("WARC-Target-URI") or "", status, rec.http_content_type or "",
+                        rec.http_charset, body, rec.record_id or "", rec.headers.get("WARC-Date") or "",
                         http.get("Transfer-Encoding") if http else None,
                         http.get("Content-Encoding") if http else None, cap))
             except Exception as e:  # FastWARC's errors on bad data (their classes vary by version)
@@ -363,7 +364,8 @@ def _arc_records(path: str, cap: int) -> Iterator[tuple[str, dict | str | None]]
         raw.seek(0)
         # warcio reads gzip ARC only when every record is a member of its own;
         # a stream it does not have to decompress reads either kind.
-        f = io.BufferedReader(_GzipFile(raw)) if gzipped else raw
+        gz = _GzipFile(raw) if gzipped else None
+        f = io.BufferedReader(gz) if gz is not None else raw
         last: tuple[int, str, dict | str | None] | None = None  # held back until the next one is read
         problem = None
         whole = False  # the held-back record is known to be whole
@@ -392,9 +394,9 @@ def _arc_records(path: str, cap: int) -> Iterator[tuple[str, dict | str | None]]
             # The record after the held-back one is unreadable: that one was
             # read whole, unless the data under it ended early.
             problem = f"unreadable record ({e})"
-            whole = not gzipped or f.raw.problem is None
-        if gzipped:
-            problem = problem or f.raw.problem
+            whole = gz is None or gz.problem is None
+        if gz is not None:
+            problem = problem or gz.problem
         elif last is not None and problem is None:
             problem = _arc_tail_problem(path, last[0])
         if last is not None and (problem is None or whole):

@@ -114,7 +114,8 @@ class Watchdog(PipelineBase):
                 flush_feeds(self.crawler)
                 done.callback(None)
             else:
-                reactor.callLater(0.02, check)
+                # Twisted's reactor interfaces declare no self (mypy reads them one argument off)
+                reactor.callLater(0.02, check)  # type: ignore[arg-type]
 
         check()
         return done
@@ -127,7 +128,8 @@ class Watchdog(PipelineBase):
         for trigger in (self._shutdown_trigger, self._pool_trigger):
             if trigger is not None:
                 try:
-                    reactor.removeSystemEventTrigger(trigger)
+                    # Twisted's reactor interfaces declare no self (mypy reads them one argument off)
+                    reactor.removeSystemEventTrigger(trigger)  # type: ignore[call-arg, misc]
                 except (ValueError, KeyError):
                     pass
         self._shutdown_trigger = self._pool_trigger = None
@@ -143,7 +145,8 @@ class Watchdog(PipelineBase):
         # sites' models from the store), on the store's thread; then the summary.
         d = self.store_io.drain()
         if self.report_path:
-            d.addCallback(lambda _: self.store_io.run(self._write_report))
+            report_path = self.report_path
+            d.addCallback(lambda _: self.store_io.run(self._write_report, report_path))
             d.addErrback(self._report_failed)
         d.addCallback(lambda _: self._sum_up())
         await maybe_deferred_to_future(d)
@@ -183,9 +186,9 @@ class Watchdog(PipelineBase):
                    f"; {get('deboiler/saves_refused_emptied')} models not saved: they emptied their fit pages"
                    if get("deboiler/saves_refused_emptied") else "")
 
-    def _write_report(self) -> None:
-        """DEBOILER_REPORT: the report, and beside it marked-up views of the
-        pages kept as samples."""
+    def _write_report(self, path: str) -> None:
+        """DEBOILER_REPORT (``path``): the report, and beside it marked-up
+        views of the pages kept as samples."""
         def model_of(name: str) -> SiteModel | None:
             site = self.sites.get(name)
             if site is not None:
@@ -197,6 +200,6 @@ class Watchdog(PipelineBase):
                 return None
 
         stats = {k: v for k, v in self.stats.get_stats().items() if k.startswith("deboiler/")}
-        write_report(self.report_path, list(self.reports.values()), model_of, mode=self.mode,
+        write_report(path, list(self.reports.values()), model_of, mode=self.mode,
                      limits=self.limits, scheme=self.params.scheme, stats=stats)
-        logger.info("deboiler: report written to %s", self.report_path)
+        logger.info("deboiler: report written to %s", path)

@@ -70,20 +70,23 @@ class _WorkerState:
             sigs = sorted(page.signatures)
             self.pages.keep(task.ref, page, task.size, task.cap)
             return Signed(task.i, sigs)
-        opts = {"mode": task.options.mode, "explain": task.options.explain, "markdown": task.options.markdown,
-                "body_only": task.options.body_only}
+        o = task.options
         if isinstance(task, CleanTask):
             model = self.model(task)
-            page = self.pages.pop(task.ref) if task.ref is not None else None
-            if page is None:
+            kept: Page | None = self.pages.pop(task.ref) if task.ref is not None else None
+            if kept is None:
                 if task.page is None:  # sent as kept here, and it is not
                     raise _Missing(task.ref or "")
-                page = _parse(task.page, params)
-            sigs = sorted(page.signatures) if task.learn else None
-            return Cleaned(task.i, clean_page(page, model, **opts), sigs)
+                kept = _parse(task.page, params)
+            learnt = sorted(kept.signatures) if task.learn else None
+            result = clean_page(kept, model, mode=o.mode, explain=o.explain, markdown=o.markdown,
+                                body_only=o.body_only)
+            return Cleaned(task.i, result, learnt)
         parsed = [_parse(p, params) for p in task.pages]
         fitted = SiteModel.fit(parsed, params)
-        return Fitted(task.i, model_to_json("", fitted), [clean_page(p, fitted, **opts) for p in parsed])
+        return Fitted(task.i, model_to_json("", fitted),
+                      [clean_page(p, fitted, mode=o.mode, explain=o.explain, markdown=o.markdown,
+                                  body_only=o.body_only) for p in parsed])
 
 
 def _parse(page: PageData, params: FitParams) -> Page:
