@@ -1,7 +1,15 @@
-"""The compiled walks must give exactly what the Python reference gives."""
+"""The compiled walks must give exactly what the Python reference gives.
+
+The package's modules use the compiled walks throughout this file, also in
+a run with ``SCRAPY_DEBOILER_PURE_PYTHON`` set (``nox -s pure``): the
+extension is installed then, only the package's use of it is switched off,
+and what is compared here is the extension and the Python references.
+"""
 
 import hashlib
+import importlib
 import os
+import pathlib
 from array import array
 
 import pytest
@@ -9,16 +17,40 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
+import scrapy_deboiler
 from scrapy_deboiler import SignatureScheme, parse_html
-from scrapy_deboiler import _content, _signatures, _text
+from scrapy_deboiler import _compiled, _content, _signatures, _text
 from sitegen import KINDS, site_pages, typed_page
 
-speedups = _signatures._speedups
+try:  # the extension itself, whatever SCRAPY_DEBOILER_PURE_PYTHON says
+    from scrapy_deboiler import _speedups as speedups
+except ImportError:  # not built: the first test says so
+    speedups = None
+
+#: The package's modules that take a compiled walk (through ``_compiled``).
+USERS = sorted(p.stem for p in pathlib.Path(scrapy_deboiler.__file__).parent.glob("*.py")
+               if "from ._compiled import speedups as _speedups" in p.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled_walks():
+    """Every module that has a compiled walk uses the extension here."""
+    with pytest.MonkeyPatch.context() as mp:
+        for name in USERS:
+            mp.setattr(importlib.import_module(f"scrapy_deboiler.{name}"), "_speedups", speedups)
+        yield
+
 
 def test_the_compiled_walks_are_built():
     # setup.py builds them whenever a compiler is there, as on CI; the pure
     # Python walks are the reference they are compared with below.
-    assert speedups is not None
+    assert speedups is not None and speedups.__file__.endswith((".so", ".pyd"))
+    assert len(USERS) >= 8 and all(importlib.import_module(f"scrapy_deboiler.{m}")._speedups is speedups
+                                   for m in USERS)
+    # The package itself takes them unless the switch is set (then the
+    # whole run but this file runs the Python walks).
+    pure = os.environ.get("SCRAPY_DEBOILER_PURE_PYTHON", "").strip() not in ("", "0")
+    assert _compiled.speedups is (None if pure else speedups)
 
 
 def same(root, scheme=SignatureScheme()):
