@@ -5,13 +5,16 @@ A release is an sdist and wheels built from it, so that is what is tested:
 ``tests`` installs a wheel built from that sdist into a fresh virtual
 environment, for the oldest and newest supported Python and this machine's
 own, and runs the suite against the install, never the checkout (pytest runs
-from a scratch folder, so the checkout is not on ``sys.path``). ``pure``
-(``nox -s pure``, not yet in CI) runs it with the pure-Python walks forced:
-the tests that compare against or count on the compiled walks (test_speedups,
-the packaging tests, a second clean of one Page) do not yet know that mode.
+from a scratch folder, so the checkout is not on ``sys.path``). ``pure`` runs
+the suite once more, on this machine's Python, against the same wheel with
+the pure-Python walks forced (``SCRAPY_DEBOILER_PURE_PYTHON=1``): what an
+install without a compiler runs. test_speedups still compares the compiled
+walks (imported directly) with the Python ones there, and the packaging
+tests build and run their installs without the switch.
 
     .venv-tools/bin/nox                        # everything
     .venv-tools/bin/nox -s tests-3.13 -- -k views -x
+    .venv-tools/bin/nox -s build pure          # the pure-Python walks alone
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import nox
 nox.needs_version = ">=2024.3.2"
 nox.options.default_venv_backend = "venv"
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["build", "tests"]
+nox.options.sessions = ["build", "tests", "pure"]
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 DIST = os.path.join(ROOT, "dist")

@@ -19,7 +19,7 @@ def extensions():
     missing, or SCRAPY_DEBOILER_PURE_PYTHON is set, the package installs
     without it and uses the pure-Python walks, which give the same results.
     """
-    if os.environ.get("SCRAPY_DEBOILER_PURE_PYTHON"):
+    if os.environ.get("SCRAPY_DEBOILER_PURE_PYTHON", "").strip() not in ("", "0"):  # as _compiled.py reads it
         return []
     try:
         import lxml

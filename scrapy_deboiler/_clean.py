@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from copy import deepcopy
 from itertools import compress
 from dataclasses import dataclass, field
 
@@ -28,8 +29,7 @@ class Page:
     """A page parsed once and signed once, ready to fit on and then clean.
 
     It can be cleaned again (with another model or mode): it is signed
-    again then. Only where boilerplate mode had to cut subtrees out of the
-    tree itself (without the compiled walks) does a second clean raise.
+    again then. Cleaning leaves its tree as it was.
     """
 
     __slots__ = ("url", "root", "encoding", "notes", "scheme", "signed", "skipped", "_sigs", "_cleaned")
@@ -55,7 +55,7 @@ class Page:
         #: ``limits=None``: the caller has checked the page already.
         self.skipped: Skip | None = check_page(html, limits) if limits is not None else None
         #: "cleaned": its signatures were freed (signed again if cleaned
-        #: again); "cut": boilerplate was cut out of the tree itself.
+        #: again).
         self._cleaned: str | None = None
         if self.skipped is not None:
             self.root, self.encoding, self.notes = empty_root(), "", []
@@ -358,9 +358,6 @@ def clean_page(
         raise TypeError(f"clean_page's model is a SiteModel or None, not {type(model).__name__}")
     if page.skipped is not None:
         return CleanResult("", "", 0, list(page.notes), skipped=page.skipped)
-    if page._cleaned == "cut":
-        raise ValueError("this Page lost its boilerplate subtrees when it was cleaned: make a new Page "
-                         "of the HTML to clean it again")
     if page._cleaned == "cleaned":  # its signatures were freed after the first clean
         page.signed = sign_tree(page.root, page.scheme)
     content = mode == "content"
@@ -426,9 +423,7 @@ def clean_page(
             md = tree_markdown(content_tree(page.root, set(kept), set(dropped), _is_hidden))
         return CleanResult(text, html if want_html else "", removed, list(page.notes), comments,
                            removed_blocks=blocks, markdown=md, title=title, fallback=fallback, model_share=share)
-    root = page.root
-
-    def render() -> tuple[str, str, str]:
+    def render(root: etree._Element = page.root) -> tuple[str, str, str]:
         html = etree.tostring(root, method="html", encoding="unicode") if want_html else ""
         return tree_text(root), html, tree_markdown(root) if markdown else ""
 
@@ -437,18 +432,39 @@ def clean_page(
         # The subtrees are unlinked only while the page is written (C, no
         # element proxies), and the tree comes back as it was.
         assert _speedups is not None  # addresses come from the compiled walk
-        written = _speedups.without_nodes(root, addresses, render)
+        written = _speedups.without_nodes(page.root, addresses, render)
         if written is None:  # control characters beside a subtree: as below
             dropped = [signed.element(i) for i in found]
     if written is None:
-        for el in dropped:
-            _drop(el)
-        if dropped:
-            page._cleaned = "cut"
-        written = render()
+        written = render(_without(page.root, dropped) if dropped else page.root)
     text, html, md = written
     return CleanResult(text, html, removed, list(page.notes), removed_blocks=blocks, markdown=md, title=title,
                        fallback=fallback, model_share=share)
+
+
+def _without(root: etree._Element, dropped: list[etree._Element]) -> etree._Element:
+    """A copy of the tree at ``root`` with the subtrees ``dropped`` (none
+    inside another) detached, their tails kept in place (``_text.drop``):
+    the caller's Page keeps its whole tree, to be cleaned again, as the
+    compiled path (``_speedups.without_nodes``) leaves it."""
+    paths = []
+    for el in dropped:  # child indexes from the root, found before the copy
+        path = []
+        parent = el.getparent()
+        while parent is not None:
+            path.append(parent.index(el))
+            el, parent = parent, parent.getparent()
+        paths.append(path[::-1])
+    copy = deepcopy(root)
+    found = []
+    for path in paths:
+        el = copy
+        for i in path:
+            el = el[i]
+        found.append(el)
+    for el in found:
+        _drop(el)
+    return copy
 
 
 def _emptied_content(with_model: str, alone: str) -> bool:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the package (sdist, then wheels from it), install it into fresh
 # virtual environments (Python 3.10, 3.11, 3.13) and run the test suite
-# against each install: noxfile.py. Tools live in .venv-tools.
+# against each install, then once more on 3.11 with the pure-Python walks
+# forced: noxfile.py. Tools live in .venv-tools.
 # Usage: bash scripts/test.sh [pytest args]   (e.g. -q -x -k views)
 set -euo pipefail
 cd "$(dirname "$0")/.."

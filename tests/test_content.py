@@ -8,6 +8,16 @@ from scrapy_deboiler import Page, SiteModel, _content, clean_page
 from scrapy_deboiler._text import pre_text
 from sitegen import site_pages, teaser_article_page
 
+try:  # the extension itself, also where SCRAPY_DEBOILER_PURE_PYTHON switches the package's use off
+    from scrapy_deboiler import _speedups as compiled_walks
+except ImportError:  # not built (tests/test_speedups.py fails then)
+    compiled_walks = None
+
+
+def walks(compiled: bool, monkeypatch) -> None:
+    """The compiled walks or the Python ones for _content, in any run."""
+    monkeypatch.setattr(_content, "_speedups", compiled_walks if compiled else None)
+
 ARTICLE = "".join(
     f"<p>Paragraph {i} of the story tells what happened, who was there and why it matters to readers.</p>"
     for i in range(6)
@@ -61,8 +71,7 @@ def test_a_script_built_shell_is_read_from_its_noscript(compiled, monkeypatch):
     """Discourse and other script-built pages send their content in a
     <noscript> for readers without scripts; an ordinary page's <noscript>
     ('enable JavaScript') stays out."""
-    if not compiled:
-        monkeypatch.setattr(_content, "_speedups", None)
+    walks(compiled, monkeypatch)
     result = clean_page(Page(SHELL.format(posts=POSTS), "https://forum.example/t/1"), None, mode="content",
                         markdown=True)
     for i in range(4):
@@ -81,8 +90,7 @@ def test_a_script_built_shell_is_read_from_its_noscript(compiled, monkeypatch):
 
 @pytest.mark.parametrize("compiled", [True, False])
 def test_what_a_browser_does_not_show_is_left_out_unless_nothing_else_remains(compiled, monkeypatch):
-    if not compiled:
-        monkeypatch.setattr(_content, "_speedups", None)
+    walks(compiled, monkeypatch)
     hidden = (
         "<div style='DISPLAY: none'><p>Schema copy of the story, never shown to readers at all.</p></div>"
         "<div hidden><p>A closed dialog asking readers to subscribe to the newsletter today.</p></div>"
@@ -98,7 +106,7 @@ def test_what_a_browser_does_not_show_is_left_out_unless_nothing_else_remains(co
     assert not _content.page_blocks(_page(whole).root, hide=True)
 
 
-def test_compiled_walk_hides_what_the_python_walk_hides():
+def test_compiled_walk_hides_what_the_python_walk_hides(monkeypatch):
     html = (
         "<html><head><style>p {}</style></head><body hidden><div hidden=''><p>a</p></div>"
         "<div aria-hidden=' TRUE '>b</div><div aria-hidden='false'>c</div>"
@@ -109,6 +117,7 @@ def test_compiled_walk_hides_what_the_python_walk_hides():
         "<p class='x d-none'>l</p><p class='d-none d-print-none visually-hidden'>m</p></body></html>"
     )
     root = _page(html).root
+    walks(True, monkeypatch)
     py = _content.page_blocks_py(root, hide=True)
     assert [(b.element, b.text) for b in _content.page_blocks(root, hide=True)] == [
         (b.element, b.text) for b in py]
@@ -154,8 +163,7 @@ TICKER_PAGE = (
 
 @pytest.mark.parametrize("compiled", [True, False])
 def test_a_single_page_is_cut_to_its_main_container(compiled, monkeypatch):
-    if not compiled:
-        monkeypatch.setattr(_content, "_speedups", None)
+    walks(compiled, monkeypatch)
     root = _page(TICKER_PAGE).root
     blocks, scores, _ = _content.judge_blocks(root)
     single_blocks, single_scores, flags = _content.judge_blocks(root, single=True)
@@ -186,8 +194,7 @@ def _one_leaf(value: float) -> dict:
 
 @pytest.mark.parametrize("compiled", [True, False])
 def test_single_page_trees_score_only_pages_without_a_site_model(compiled, monkeypatch):
-    if not compiled:
-        monkeypatch.setattr(_content, "_speedups", None)
+    walks(compiled, monkeypatch)
     data = {"kind": "trees", "threshold": 0.5, "trees": _one_leaf(2.0)}
     plain = _content.ContentModel(data)
     blended = _content.ContentModel({**data, "single": {"trees": _one_leaf(-1.0), "weight": 0.25}})

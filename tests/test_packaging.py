@@ -33,7 +33,9 @@ MODULES = sorted(p.name for p in PACKAGE.glob("*.py"))
 
 
 def run(*args, **kwargs) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # Without SCRAPY_DEBOILER_PURE_PYTHON (``nox -s pure``): setup.py would
+    # build no extension, and the installs under test are told apart here.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SCRAPY_DEBOILER_PURE_PYTHON")}
     env.update(kwargs.pop("env", {}))
     return subprocess.run([str(a) for a in args], capture_output=True, text=True, env=env, **kwargs)
 
@@ -131,19 +133,22 @@ def pages_file(path: Path) -> Path:
 
 @pytest.mark.parametrize("mode", ["content", "boilerplate"])
 def test_wheels_with_and_without_a_compiler_clean_alike(tmp_path, pure, mode):
+    """The wheel under test, the one built without a compiler, and the
+    first with its compiled walks switched off write the same output."""
     src = pages_file(tmp_path / "pages.jsonl")
     compiled = Path(sys.executable).parent
     outs = []
-    for bin_dir in (compiled, pure):
+    for k, (bin_dir, env) in enumerate([(compiled, {}), (pure, {}),
+                                        (compiled, {"SCRAPY_DEBOILER_PURE_PYTHON": "1"})]):
         speedups = run(bin_dir / "python", "-c",
                        "from scrapy_deboiler import _content; print(_content._speedups is not None)",
-                       cwd=tmp_path)
-        assert speedups.stdout.strip() == str(bin_dir == compiled)
-        out = tmp_path / f"out-{bin_dir.parent.name}.jsonl"
-        proc = run(bin_dir / "scrapy-deboiler", "clean", src, out, "--mode", mode, cwd=tmp_path)
+                       cwd=tmp_path, env=env)
+        assert speedups.stdout.strip() == str(k == 0)
+        out = tmp_path / f"out-{k}.jsonl"
+        proc = run(bin_dir / "scrapy-deboiler", "clean", src, out, "--mode", mode, cwd=tmp_path, env=env)
         assert proc.returncode == 0, proc.stderr
         outs.append(out.read_bytes())
-    assert outs[0] == outs[1]
+    assert outs[0] == outs[1] == outs[2]
     statuses = [json.loads(line)["deboiler"]["status"] for line in outs[0].splitlines()]
     lone = "single_page" if mode == "content" else "unchanged"
     assert statuses == ["cleaned"] * 38 + [lone] * 2

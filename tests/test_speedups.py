@@ -1,7 +1,15 @@
-"""The compiled walks must give exactly what the Python reference gives."""
+"""The compiled walks must give exactly what the Python reference gives.
+
+The package's modules use the compiled walks throughout this file, also in
+a run with ``SCRAPY_DEBOILER_PURE_PYTHON`` set (``nox -s pure``): the
+extension is installed then, only the package's use of it is switched off,
+and what is compared here is the extension and the Python references.
+"""
 
 import hashlib
+import importlib
 import os
+import pathlib
 from array import array
 
 import pytest
@@ -9,16 +17,40 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
+import scrapy_deboiler
 from scrapy_deboiler import SignatureScheme, parse_html
-from scrapy_deboiler import _content, _signatures, _text
+from scrapy_deboiler import _compiled, _content, _signatures, _text
 from sitegen import KINDS, site_pages, typed_page
 
-speedups = _signatures._speedups
+try:  # the extension itself, whatever SCRAPY_DEBOILER_PURE_PYTHON says
+    from scrapy_deboiler import _speedups as speedups
+except ImportError:  # not built: the first test says so
+    speedups = None
+
+#: The package's modules that take a compiled walk (through ``_compiled``).
+USERS = sorted(p.stem for p in pathlib.Path(scrapy_deboiler.__file__).parent.glob("*.py")
+               if "from ._compiled import speedups as _speedups" in p.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled_walks():
+    """Every module that has a compiled walk uses the extension here."""
+    with pytest.MonkeyPatch.context() as mp:
+        for name in USERS:
+            mp.setattr(importlib.import_module(f"scrapy_deboiler.{name}"), "_speedups", speedups)
+        yield
+
 
 def test_the_compiled_walks_are_built():
     # setup.py builds them whenever a compiler is there, as on CI; the pure
     # Python walks are the reference they are compared with below.
-    assert speedups is not None
+    assert speedups is not None and speedups.__file__.endswith((".so", ".pyd"))
+    assert len(USERS) >= 8 and all(importlib.import_module(f"scrapy_deboiler.{m}")._speedups is speedups
+                                   for m in USERS)
+    # The package itself takes them unless the switch is set (then the
+    # whole run but this file runs the Python walks).
+    pure = os.environ.get("SCRAPY_DEBOILER_PURE_PYTHON", "").strip() not in ("", "0")
+    assert _compiled.speedups is (None if pure else speedups)
 
 
 def same(root, scheme=SignatureScheme()):
@@ -250,28 +282,43 @@ def test_the_compiled_container_cut_refuses_trees_it_cannot_trust():
 def test_boilerplate_mode_writes_without_the_subtrees_as_detaching_them_does(monkeypatch, markdown):
     """The compiled path unlinks the boilerplate subtrees only while the
     page is written and puts the tree back; detaching them through lxml
-    (the fallback) must give the same text, HTML and Markdown."""
+    from a copy of the tree (the fallback) must give the same text, HTML
+    and Markdown."""
     from scrapy_deboiler import Page, SiteModel, _clean, clean_page
 
     def pages():
         out = [Page(html, url) for url, html, _ in site_pages("unlink.example", 8)]
         # Neighbouring boilerplate subtrees, tails between them, first and
-        # last children, and control characters from references in a tail.
+        # last children, and control characters from references in a tail
+        # (three paragraphs of their own: pages that differ in one are
+        # near copies, which give a model no evidence).
         extra = ("<html><body><nav><p>Home News</p></nav><nav><p>Sport Culture</p></nav>"
                  "&#26;tail one<div><footer><p>Footer links here</p></footer></div>"
-                 "<p>Page {n} own words.</p><aside><p>Related list</p></aside></body></html>")
+                 "<p>Page {n} own words.</p><p>Second {n}.</p><p>Third {n}.</p>"
+                 "<aside><p>Related list</p></aside></body></html>")
         out += [Page(extra.format(n=n), f"http://unlink.example/x{n}") for n in range(4)]
         return out
 
     model = SiteModel.fit(pages())
-    fast = []
-    for k, page in enumerate(pages()):
-        before = etree.tostring(page.root)
-        fast.append(clean_page(page, model, markdown=markdown))
-        if k < 8:  # unlinked and put back (the others are detached, as below)
-            assert etree.tostring(page.root) == before
+    copied = []
+    without = _clean._without
+    monkeypatch.setattr(_clean, "_without", lambda root, dropped: copied.append(root) or without(root, dropped))
+
+    def clean_all():
+        out = []
+        for page in pages():
+            before = etree.tostring(page.root)
+            out.append(clean_page(page, model, markdown=markdown))
+            assert etree.tostring(page.root) == before  # the Page's tree is as it was
+        return out
+
+    # Unlinked and put back; the last four (control characters beside a
+    # subtree) detached from a copy, as below.
+    fast = clean_all()
+    assert len(copied) == 4
     monkeypatch.setattr(_clean, "_speedups", None)
-    slow = [clean_page(page, model, markdown=markdown) for page in pages()]
+    slow = clean_all()
+    assert len(copied) == 4 + 12
     assert [(r.text, r.html, r.markdown, r.removed) for r in fast] == [
         (r.text, r.html, r.markdown, r.removed) for r in slow]
     assert sum(r.removed for r in fast) > 20
