@@ -33,8 +33,8 @@ from ._compiled import speedups as _speedups
 
 __all__ = ["Block", "ContentModel", "ContentModelError", "MODEL_FORMAT", "MODEL_VERSION", "PAGE_COLUMNS",
            "block_features", "block_tree", "block_tree_py", "body_flags", "container_cut", "container_cut_py",
-           "default_model", "headline_index", "page_columns", "page_threshold",
-           "judge_blocks", "keep", "model_path", "page_blocks", "place_keys", "select_content",
+           "default_model", "headline_index", "page_columns", "page_threshold", "stage2_rows", "STAGE2_FEATURES",
+           "decide", "judge_blocks", "keep", "model_path", "page_blocks", "place_keys", "select_content",
            "noscript_words_py", "show_noscript", "smooth", "title_text", "visible_blocks"]
 
 _TOKEN = re.compile(r"\w+")
@@ -351,7 +351,7 @@ def second_pass(rows: list[list[float]], first: list[float]) -> list[list[float]
 #: What a content model file says it is (``format``, ``version``); its
 #: ``features`` must be ``FEATURE_COUNT``, the row layout this code builds.
 MODEL_FORMAT = "scrapy-deboiler-content-model"
-MODEL_VERSION = 2
+MODEL_VERSION = 3
 
 
 class ContentModelError(Exception):
@@ -385,6 +385,14 @@ class ContentModel:
         self.kind = data.get("kind", "linear")
         self.single: _Trees | None = None
         self.single_weight = 0.0
+        self.stage2: _Trees | None = None
+        self.stage2_low = LISTING_THRESHOLD
+        if data.get("stage2") is not None:
+            stage2 = data["stage2"]
+            if int(stage2["features"]) != STAGE2_FEATURES:
+                raise ValueError("content model: stage 2 reads another feature set")
+            self.stage2 = _Trees(stage2["trees"], STAGE2_FEATURES)
+            self.stage2_low = float(stage2["low"])
         if self.kind == "trees":
             self.trees = _Trees(data["trees"])
             if data.get("single") is not None:
@@ -451,6 +459,11 @@ class ContentModel:
         w = FEATURE_COUNT
         return self.scores([flat[i:i + w].tolist() for i in range(0, len(flat), w)], single)
 
+    def stage2_scores(self, rows: list[list[float]]) -> list[float]:
+        """Stage 2's content probabilities of ``stage2_rows``."""
+        assert self.stage2 is not None
+        return [_sigmoid(z) for z in self.stage2.raw(rows)] if rows else []
+
     def _blend(self, shared: list[float], single: list[float]) -> list[float]:
         """The shared trees' probabilities blended with the single-page
         trees': ``weight`` of the second."""
@@ -476,7 +489,7 @@ class _Trees:
     ``left[i] == -1`` and add ``value[i]``. ``roots`` are the trees' first
     nodes; the raw score is ``base`` plus one leaf value per tree."""
 
-    def __init__(self, data: dict) -> None:
+    def __init__(self, data: dict, width: int = FEATURE_COUNT) -> None:
         self.base = float(data["base"])
         self.feature = array("i", data["feature"])
         self.threshold = array("d", data["threshold"])
@@ -487,7 +500,7 @@ class _Trees:
         # The compiled walk trusts these indexes: check them once here.
         n = len(self.value)
         if not (len(self.feature) == len(self.threshold) == len(self.left) == len(self.right) == n
-                and all(0 <= f < FEATURE_COUNT for f in self.feature)
+                and all(0 <= f < width for f in self.feature)
                 and all(0 <= r < n for r in self.roots)
                 and all(-1 <= c < n for c in self.left) and all(-1 <= c < n for c in self.right)
                 and all((a < 0) == (b < 0) for a, b in zip(self.left, self.right))):
@@ -716,6 +729,110 @@ def keep(scores: list[float], threshold: float) -> list[bool]:
     return kept
 
 
+#: Stage 2 (``stage2_rows``): the ancestor levels it reads (1: the block's
+#: element's parent), and its width.
+STAGE2_LEVELS = (1, 2, 3, 5, 6)
+STAGE2_FEATURES = 8 + 3 * len(STAGE2_LEVELS) + 4 + 9
+
+
+def stage2_rows(scores: list[float], words: list[int], link_density: list[float], nodes: list[int],
+                parents: list[int], head: int, keys: list, single: bool) -> list[list[float]]:
+    """Stage 2's features of each block, from the first stage's final scores
+    (smoothed, cut to the main container on a page alone): the block's
+    score, its run's (``place_keys``) mean score and word share, the score
+    (word-weighted), word share and block count of its ancestors at
+    ``STAGE2_LEVELS``, of the element it shares with the headline, and the
+    page's summaries. Why: the first stage scores a block from what it is;
+    whether it is content depends as much on what the model thought of the
+    blocks around it (a listing's entries, a forum's posts, a docs page's
+    short lines are content when their container is). ``nodes``/``parents``:
+    ``block_tree``; ``head``: ``headline_index``. One walk per element,
+    parents before children."""
+    n = len(scores)
+    if not n:
+        return []
+    count = len(parents)
+    mass = [0.0] * count
+    held = [0.0] * count
+    blocks_in = [0] * count
+    for s, x, node in zip(scores, words, nodes):
+        mass[node] += s * x
+        held[node] += x
+        blocks_in[node] += 1
+    for e in range(count - 1, 0, -1):  # children come after their parents
+        up = parents[e]
+        if up >= 0:
+            mass[up] += mass[e]
+            held[up] += held[e]
+            blocks_in[up] += blocks_in[e]
+    depth = [0] * count
+    for e in range(count):
+        depth[e] = depth[parents[e]] + 1 if parents[e] >= 0 else 0
+    total = sum(words) or 1
+    # meet[e]: the nearest of e and its ancestors that holds the headline (-1: none)
+    on_head = [False] * count
+    if head >= 0:
+        e = nodes[head]
+        while e >= 0:
+            on_head[e] = True
+            e = parents[e]
+    meet = [-1] * count
+    for e in range(count):
+        meet[e] = e if on_head[e] else (meet[parents[e]] if parents[e] >= 0 else -1)
+    runs: dict = {}
+    for k, key in enumerate(keys):
+        runs.setdefault(key, []).append(k)
+    run_mean = {key: sum(scores[k] for k in idx) / len(idx) for key, idx in runs.items()}
+    run_share = {key: sum(words[k] for k in idx) / total for key, idx in runs.items()}
+    sure = sum(x for x, s in zip(words, scores) if s > 0.5)
+    sure_prose = sum(x for x, s in zip(words, scores) if s > 0.5 and x >= PROSE_WORDS)
+    page = [math.log1p(n), math.log1p(total), sum(x for x in words if x >= PROSE_WORDS) / total,
+            sure / total, sum(x for x, s in zip(words, scores) if s > 0.25) / total,
+            sum(s * x for s, x in zip(scores, words)) / total, sure_prose / (sure or 1),
+            float(head >= 0), float(single)]
+    rows = []
+    for i in range(n):
+        node = nodes[i]
+        row = [scores[i], run_mean[keys[i]], run_share[keys[i]], math.log1p(len(runs[keys[i]])),
+               math.log1p(words[i]), min(1.0, link_density[i]), i / n, float(i == head)]
+        e = node
+        for level in range(1, STAGE2_LEVELS[-1] + 1):
+            if parents[e] >= 0:
+                e = parents[e]
+            if level in STAGE2_LEVELS:
+                row += [mass[e] / max(1.0, held[e]), held[e] / total, math.log1p(blocks_in[e])]
+        if head >= 0:
+            e = meet[node]
+            if e >= 0:
+                row += [mass[e] / max(1.0, held[e]), held[e] / total, float(depth[node] - depth[e]), float(i > head)]
+            else:
+                row += [0.0, 1.0, 30.0, float(i > head)]
+        else:
+            row += [0.0, 1.0, 30.0, 0.0]
+        rows.append(row + page)
+    return rows
+
+
+def decide(model: ContentModel, scores: list[float], words: list[int], link_density: list[float],
+           tree: tuple[list[int], list[int]] | None, head: int, keys: list,
+           single: bool) -> tuple[list[float], list[bool]]:
+    """The final scores and kept flags of a page's blocks from the first
+    stage's (smoothed, and cut on a page alone): with a stage-2 model, its
+    scores over ``stage2_rows``, kept from the model's threshold, or from
+    its ``low`` one where ``page_threshold`` would lower it; else the first
+    stage's, kept from ``page_threshold``. ``judge_blocks`` and
+    benchmarks/train_content.py both decide here, so training measures what
+    runs. ``tree``: ``block_tree`` (needed only with stage 2)."""
+    threshold = page_threshold(words, model.threshold, scores)
+    if model.stage2 is None or not scores:
+        return scores, keep(scores, threshold)
+    assert tree is not None
+    final = model.stage2_scores(stage2_rows(scores, words, link_density, *tree, head, keys, single))
+    if threshold < model.threshold:
+        threshold = model.stage2_low
+    return final, keep(final, threshold)
+
+
 _DEFAULT: ContentModel | None = None
 
 
@@ -860,12 +977,16 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
         scores = model.scores(block_features(blocks, title, keys), single)
         for b, key in zip(blocks, keys):
             b.place = key
-    scores = smooth(scores, [b.place for b in blocks])
+    keys = [b.place for b in blocks]
+    scores = smooth(scores, keys)
+    words = [b.words for b in blocks]
+    link_density = [b.link_chars / max(1, len(b.text)) for b in blocks]
+    tree = block_tree(blocks) if single or model.stage2 is not None else None
     if single:
-        scores = container_cut(scores, [b.words for b in blocks],
-                               [b.link_chars / max(1, len(b.text)) for b in blocks], *block_tree(blocks))
-    threshold = page_threshold([b.words for b in blocks], model.threshold, scores)
-    return blocks, scores, whole_tables(blocks, keep(scores, threshold))
+        scores = container_cut(scores, words, link_density, *tree)
+    head = headline_index(blocks, title) if model.stage2 is not None else -1
+    scores, kept = decide(model, scores, words, link_density, tree, head, keys, single)
+    return blocks, scores, whole_tables(blocks, kept)
 
 
 def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:

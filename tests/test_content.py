@@ -25,6 +25,17 @@ def _page(html: str) -> Page:
     return Page(html)
 
 
+def first_stage() -> _content.ContentModel:
+    """The shipped model without its stage 2: what the first stage's tests
+    check (stage 2 rescores its scores; tested on its own below)."""
+    import json
+
+    with open(_content.model_path(), encoding="utf-8") as f:
+        data = json.load(f)
+    data.pop("stage2", None)
+    return _content.ContentModel(data)
+
+
 def judged(html: str):
     blocks, scores, flags = _content.judge_blocks(_page(html).root)
     return [b.text for b in blocks], scores, flags
@@ -157,12 +168,12 @@ def test_a_single_page_is_cut_to_its_main_container(compiled, monkeypatch):
     if not compiled:
         monkeypatch.setattr(_content, "_speedups", None)
     root = _page(TICKER_PAGE).root
-    blocks, scores, _ = _content.judge_blocks(root)
-    single_blocks, single_scores, flags = _content.judge_blocks(root, single=True)
+    model = first_stage()
+    blocks, scores, _ = _content.judge_blocks(root, model)
+    single_blocks, single_scores, flags = _content.judge_blocks(root, model, single=True)
     assert [b.text for b in blocks] == [b.text for b in single_blocks]
     # Before the cut, a single page's scores are the shipped model's blend
     # of its shared and single-page trees, smoothed.
-    model = _content.default_model()
     assert model.single is not None
     rows = _content.block_features(_content.visible_blocks(root), "Story")
     blended = _content.smooth(model.scores(rows, single=True), _content.place_keys(blocks, root))
@@ -319,7 +330,7 @@ def test_an_article_of_short_paragraphs_beside_long_teasers_is_no_listing():
     teasers stay out (on Scrapinghub's pages the low threshold had kept
     them)."""
     url, html, paras, teasers = teaser_article_page("daily.example")
-    blocks, scores, _ = _content.judge_blocks(_page(html).root, single=True)
+    blocks, scores, _ = _content.judge_blocks(_page(html).root, first_stage(), single=True)
     words = [b.words for b in blocks]
     assert sum(n for n in words if n >= _content.PROSE_WORDS) < _content.PROSE_SHARE * sum(words)
     assert _content.page_threshold(words, 0.5) == _content.LISTING_THRESHOLD
@@ -331,3 +342,68 @@ def test_an_article_of_short_paragraphs_beside_long_teasers_is_no_listing():
     # would be kept.
     teaser_scores = [s for b, s in zip(blocks, scores) if b.text in teasers]
     assert sum(_content.LISTING_THRESHOLD < s <= 0.5 for s in teaser_scores) > len(teaser_scores) / 2
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_stage2_features_and_decisions_are_what_training_computes(compiled, monkeypatch):
+    """benchmarks/train_content.py learns stage 2 from rows it builds from
+    its own page views (Python walks, ``first_scores``); ``judge_blocks``
+    builds them from the compiled table. Both must give the same rows, and
+    ``kept_text`` the same decisions, on pages with and without a site model."""
+    pytest.importorskip("numpy")
+    import json
+    import os
+    import sys
+
+    from sitegen import KINDS, typed_page
+
+    from scrapy_deboiler._clean import boilerplate_of
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    import train_content as tc
+
+    with open(_content.model_path(), encoding="utf-8") as f:
+        data = json.load(f)
+    model = _content.default_model()
+    assert model.stage2 is not None and data["stage2"]["features"] == _content.STAGE2_FEATURES
+    seen = []
+    real = _content.decide
+
+    def recorded(*args):
+        final, flags = real(*args)
+        seen.append((args, (final, list(flags))))  # whole_tables may change flags afterwards
+        return final, flags
+
+    monkeypatch.setattr(_content, "decide", recorded)
+    if not compiled:
+        monkeypatch.setattr(_content, "_speedups", None)
+    sites = [[Page(h, u) for u, h, _ in site_pages("stage2.example", 5)],
+             [Page(*reversed(typed_page(kind, f"{kind}.example", i))) for kind in KINDS for i in range(2)]]
+    checked = kept = 0
+    for pages in sites:
+        site_model = SiteModel.fit(pages)
+        for page in pages:
+            for m in (site_model, None):
+                dropped, near = boilerplate_of(page, m, content=True)
+                seen.clear()
+                blocks, scores, flags = _content.judge_blocks(page.root, skip=set(dropped), near=near,
+                                                              single=m is None)
+                (args, (final, decided)), = seen
+                _, rows, keys, container, tree = tc.page_view(page, m)
+                assert [b.text for b in blocks] == [b.text for b in tc.visible_blocks(
+                    page.root, set(dropped), near)]
+                first = tc.first_scores(data, rows, keys, container)
+                assert args[1] == pytest.approx(first, abs=1e-12)
+                assert args[5] == tc.headline(rows)
+                ours = _content.stage2_rows(args[1], args[2], args[3], *args[4], args[5], args[6], args[7])
+                p = (None, None, rows, None, None, None, keys, container, None, None, tree)
+                theirs = tc.stage2_page_rows(p, first)
+                assert [len(r) for r in ours] == [len(r) for r in theirs]
+                assert [x for r in ours for x in r] == pytest.approx([x for r in theirs for x in r], abs=1e-12)
+                text, train_scores, train_flags = tc.kept_text(data, rows, [b.text for b in blocks], keys,
+                                                               container, tree)
+                assert final == pytest.approx(train_scores, abs=1e-12) and scores == final
+                assert decided == train_flags
+                checked += 1
+                kept += sum(decided)
+    assert checked == 34 and kept
