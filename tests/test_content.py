@@ -7,6 +7,7 @@ from lxml import etree
 from scrapy_deboiler import Page, SiteModel, _content, clean_page
 from scrapy_deboiler._text import pre_text
 from sitegen import site_pages, teaser_article_page
+from walks import pure_walks
 
 ARTICLE = "".join(
     f"<p>Paragraph {i} of the story tells what happened, who was there and why it matters to readers.</p>"
@@ -73,7 +74,7 @@ def test_a_script_built_shell_is_read_from_its_noscript(compiled, monkeypatch):
     <noscript> for readers without scripts; an ordinary page's <noscript>
     ('enable JavaScript') stays out."""
     if not compiled:
-        monkeypatch.setattr(_content, "_speedups", None)
+        pure_walks(monkeypatch)
     result = clean_page(Page(SHELL.format(posts=POSTS), "https://forum.example/t/1"), None, mode="content",
                         markdown=True)
     for i in range(4):
@@ -93,7 +94,7 @@ def test_a_script_built_shell_is_read_from_its_noscript(compiled, monkeypatch):
 @pytest.mark.parametrize("compiled", [True, False])
 def test_what_a_browser_does_not_show_is_left_out_unless_nothing_else_remains(compiled, monkeypatch):
     if not compiled:
-        monkeypatch.setattr(_content, "_speedups", None)
+        pure_walks(monkeypatch)
     hidden = (
         "<div style='DISPLAY: none'><p>Schema copy of the story, never shown to readers at all.</p></div>"
         "<div hidden><p>A closed dialog asking readers to subscribe to the newsletter today.</p></div>"
@@ -166,7 +167,7 @@ TICKER_PAGE = (
 @pytest.mark.parametrize("compiled", [True, False])
 def test_a_single_page_is_cut_to_its_main_container(compiled, monkeypatch):
     if not compiled:
-        monkeypatch.setattr(_content, "_speedups", None)
+        pure_walks(monkeypatch)
     root = _page(TICKER_PAGE).root
     model = first_stage()
     blocks, scores, _ = _content.judge_blocks(root, model)
@@ -198,7 +199,7 @@ def _one_leaf(value: float) -> dict:
 @pytest.mark.parametrize("compiled", [True, False])
 def test_single_page_trees_score_only_pages_without_a_site_model(compiled, monkeypatch):
     if not compiled:
-        monkeypatch.setattr(_content, "_speedups", None)
+        pure_walks(monkeypatch)
     data = {"kind": "trees", "threshold": 0.5, "trees": _one_leaf(2.0)}
     plain = _content.ContentModel(data)
     blended = _content.ContentModel({**data, "single": {"trees": _one_leaf(-1.0), "weight": 0.25}})
@@ -376,7 +377,7 @@ def test_stage2_features_and_decisions_are_what_training_computes(compiled, monk
 
     monkeypatch.setattr(_content, "decide", recorded)
     if not compiled:
-        monkeypatch.setattr(_content, "_speedups", None)
+        pure_walks(monkeypatch)
     sites = [[Page(h, u) for u, h, _ in site_pages("stage2.example", 5)],
              [Page(*reversed(typed_page(kind, f"{kind}.example", i))) for kind in KINDS for i in range(2)]]
     checked = kept = 0
