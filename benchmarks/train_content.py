@@ -331,7 +331,8 @@ def main() -> None:
     ap.add_argument("--trees", type=int, default=200)
     ap.add_argument("--depth", type=int, default=4)
     ap.add_argument("--rate", type=float, default=0.1)
-    ap.add_argument("--no-stage2", action="store_true", help="the first stage alone (trees)")
+    ap.add_argument("--stage2", action="store_true",
+                    help="add the second stage (trees; measured, not shipped: docs/content-model.md)")
     ap.add_argument("--max-blocks", type=int, default=120, help="blocks a page the trees learn from (0: all)")
     args = ap.parse_args()
     data = args.data or [DEFAULT_DATA]
@@ -348,7 +349,7 @@ def main() -> None:
     if args.model == "trees":
         train = partial(train_with_single, train=train)
     fold = {p[0]: blake2b(p[0].encode(), digest_size=8).digest()[0] % args.folds for p in pages}
-    stage2 = args.model == "trees" and not args.no_stage2
+    stage2 = args.model == "trees" and args.stage2
     outer = {}  # the first stage on all folds but k: the out-of-fold models
     if args.cv_out or stage2:
         for k in range(args.folds):
@@ -397,7 +398,7 @@ def main() -> None:
         model["stage2"] = train_stage2(pages, first)
     model["about"] = (f"content-mode block model ({args.model}), made by benchmarks/train_content.py "
                       "on annotated pages (see README, Quality)")
-    model.update(format=MODEL_FORMAT, version=MODEL_VERSION, features=FEATURE_COUNT)
+    model.update(format=MODEL_FORMAT, version=3 if "stage2" in model else MODEL_VERSION, features=FEATURE_COUNT)
     with open(OUT, "w", encoding="utf-8") as f:
         json.dump(model, f, sort_keys=True, separators=(",", ":"))
         f.write("\n")

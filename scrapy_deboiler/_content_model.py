@@ -14,14 +14,18 @@ from ._compiled import speedups as _speedups
 from ._decide import LISTING_THRESHOLD, STAGE2_FEATURES
 from ._features import FEATURE_COUNT, second_pass
 
-__all__ = ["MODEL_FORMAT", "MODEL_VERSION", "ContentModel", "ContentModelError", "default_model", "model_path"]
+__all__ = ["MODEL_FORMAT", "MODEL_VERSION", "MODEL_VERSIONS", "ContentModel", "ContentModelError", "default_model",
+           "model_path"]
 
 #: What a content model file says it is (``format``, ``version``); its
 #: ``features`` must be ``FEATURE_COUNT``, the row layout this code builds.
+#: Version 2 is the first stage alone; 3 adds a ``stage2`` section
+#: (``_decide.decide``), which version-2 readers must not ignore. This
+#: release reads both and ships version 2 (docs/content-model.md, "A second
+#: stage": measured, not shipped).
 MODEL_FORMAT = "scrapy-deboiler-content-model"
-
-
-MODEL_VERSION = 3
+MODEL_VERSION = 2
+MODEL_VERSIONS = (2, 3)
 
 
 class ContentModelError(Exception):
@@ -94,11 +98,13 @@ class ContentModel:
             raise ContentModelError(f"content model {path} is unreadable: {e}") from None
         if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
             raise ContentModelError(f"content model {path} is not a {MODEL_FORMAT} file")
-        if data.get("version") != MODEL_VERSION or data.get("features") != FEATURE_COUNT:
+        if (data.get("version") not in MODEL_VERSIONS or data.get("features") != FEATURE_COUNT
+                or (data.get("version") == 3) != ("stage2" in data)):
             raise ContentModelError(
                 f"content model {path} is from another version of scrapy-deboiler (format version "
                 f"{data.get('version')!r} with {data.get('features')!r} features; this version reads "
-                f"version {MODEL_VERSION} with {FEATURE_COUNT})")
+                f"versions {' and '.join(map(str, MODEL_VERSIONS))} with {FEATURE_COUNT}, 3 with a stage2 "
+                "section)")
         try:
             return cls(data)
         except (KeyError, TypeError, ValueError, OverflowError) as e:
