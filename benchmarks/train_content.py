@@ -47,9 +47,9 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 from scrapy_deboiler import Page, SiteModel  # noqa: E402
 from scrapy_deboiler._clean import boilerplate_of  # noqa: E402
 from scrapy_deboiler._content import (  # noqa: E402
-    _TOKEN, FEATURE_COUNT, HINTS, MODEL_FORMAT, MODEL_VERSION, TAGS, ContentModel, block_features, block_tree,
-    body_flags, container_cut, keep, page_threshold,
-    place_keys, second_pass, smooth, visible_blocks)
+    _TOKEN, FEATURE_COUNT, HINTS, MODEL_FORMAT, MODEL_VERSION, STAGE2_FEATURES, TAGS, ContentModel, _Trees,
+    block_features, block_tree, body_flags, container_cut, decide, second_pass, smooth, stage2_rows, place_keys,
+    visible_blocks)
 
 from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 
@@ -77,14 +77,16 @@ def weights(blocks) -> list[float]:
 def page_view(p: Page, model: SiteModel | None) -> tuple:
     """What training and scoring need of one page as clean_page(mode="content")
     sees it: blocks' texts, feature rows, place keys and, without a site
-    model, what the main-container cut needs."""
+    model, what the main-container cut needs; ``tree``: words, link
+    densities and ``block_tree`` of every page (stage 2 reads them; the
+    container is the same tuple on a page without a site model)."""
     dropped, near = boilerplate_of(p, model, content=True)
     blocks = visible_blocks(p.root, set(dropped), near)
     keys = place_keys(blocks, p.root)
     rows = block_features(blocks, p.root.findtext(".//title") or "", keys)
-    container = None if model is not None else (
-        [b.words for b in blocks], [b.link_chars / max(1, len(b.text)) for b in blocks], *block_tree(blocks))
-    return blocks, rows, keys, container
+    tree = ([b.words for b in blocks], [b.link_chars / max(1, len(b.text)) for b in blocks], *block_tree(blocks))
+    container = None if model is not None else tree
+    return blocks, rows, keys, container, tree
 
 
 def load(path: str, min_site_pages: int, variants: bool = False):
@@ -101,14 +103,14 @@ def load(path: str, min_site_pages: int, variants: bool = False):
         for line in f:
             r = json.loads(line)
             sites[r["domain"]].append(r)
-    # (site, id, rows, labels, texts, weights, place keys, container or None, extra, body blocks)
+    # (site, id, rows, labels, texts, weights, place keys, container or None, extra, body blocks, tree)
     pages = []
     for site, recs in sorted(sites.items()):
         parsed = [Page(r["html"], r.get("url") or "") for r in recs]
         fitted = SiteModel.fit(parsed) if len(recs) >= (2 if variants else min_site_pages) else None
         model = fitted if len(recs) >= min_site_pages else None
         for r, p in zip(recs, parsed):
-            blocks, rows, keys, container = page_view(p, model)
+            blocks, rows, keys, container, tree = page_view(p, model)
             gold = r["gold_text"].lower()
             bag = Counter(_TOKEN.findall(gold))
             norm = " ".join(_TOKEN.findall(gold))
@@ -118,17 +120,17 @@ def load(path: str, min_site_pages: int, variants: bool = False):
                     if name == "fitted" and m is None:
                         continue
                     if m is model:
-                        extra[name] = (rows, [b.text for b in blocks], keys, container)
+                        extra[name] = (rows, [b.text for b in blocks], keys, container, tree)
                     else:
-                        b2, rows2, keys2, container2 = page_view(p, m)
+                        b2, rows2, keys2, container2, tree2 = page_view(p, m)
                         extra[name] = (np.array(rows2).reshape(len(b2), FEATURE_COUNT), [b.text for b in b2],
-                                       keys2, container2)
+                                       keys2, container2, tree2)
             head = headline(rows)
             title = p.root.findtext(".//title") or ""
             pages.append((site, r["id"], rows,
                           [1.0 if k == head else label(b.text, norm, bag) for k, b in enumerate(blocks)],
                           [b.text for b in blocks], weights(blocks), keys, container, extra,
-                          body_flags(blocks, [True] * len(blocks), title)))
+                          body_flags(blocks, [True] * len(blocks), title), tree))
     return pages
 
 
@@ -137,15 +139,31 @@ def headline(rows) -> int:
     return next((k for k, row in enumerate(rows) if row[HEADLINE_COLUMN] == 1.0), -1)
 
 
-def kept_text(model: dict, rows, texts: list[str], keys: list[str], container) -> tuple[str, list[float], list[bool]]:
-    """Content mode's text of a page out of fold, as clean_page gives it (a
-    page with a container is one without a site model)."""
+def first_scores(model: dict, rows, keys: list[str], container) -> list[float]:
+    """The first stage's final scores of a page (smoothed; cut to the main
+    container on a page without a site model, the one with a container), as
+    ``judge_blocks`` computes them."""
     scores = smooth(predict(model, rows, single=container is not None), keys)
     if container is not None:
         scores = container_cut(scores, *container)
-    flags = keep(scores, page_threshold([len(_TOKEN.findall(t.lower())) for t in texts], model["threshold"],
-                                         scores))
+    return scores
+
+
+def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
+              tree) -> tuple[str, list[float], list[bool]]:
+    """Content mode's text of a page out of fold, as clean_page gives it (a
+    page with a container is one without a site model): ``_content.decide``
+    over ``first_scores``."""
+    scores = first_scores(model, rows, keys, container)
+    scores, flags = decide(_content_model(model), scores, tree[0], tree[1], tree[2:], headline(rows), keys,
+                           container is not None)
     return "\n".join(t for t, k in zip(texts, flags) if k), scores, flags
+
+
+def stage2_page_rows(page, first: list[float]) -> list[list[float]]:
+    """``stage2_rows`` of a training page from its first-stage scores."""
+    words, link_density, nodes, parents = page[10]
+    return stage2_rows(first, words, link_density, nodes, parents, headline(page[2]), page[6], page[7] is not None)
 
 
 def fit_layer(X: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1e-3, steps: int = 300) -> dict:
@@ -182,15 +200,20 @@ def train_linear(pages) -> dict:
 _LOADED: dict = {}
 
 
+def _content_model(model: dict) -> ContentModel:
+    """The model as ``judge_blocks`` reads it (read once a model)."""
+    if _LOADED.get("data") is not model:
+        _LOADED.update(data=model, model=ContentModel(model))
+    return _LOADED["model"]
+
+
 def predict(model: dict, rows, single: bool = False) -> list[float]:
     if isinstance(rows, np.ndarray):
         rows = rows.tolist()
     if not rows:
         return []
     if model.get("kind") == "trees":
-        if _LOADED.get("data") is not model:  # read the arrays once a model
-            _LOADED.update(data=model, model=ContentModel(model))
-        return _LOADED["model"].scores(rows, single)
+        return _content_model(model).scores(rows, single)
     first = score(model["first"], np.array(rows)).tolist()
     return score(model["second"], np.array(second_pass(rows, first))).tolist()
 
@@ -219,6 +242,15 @@ def train_trees(pages, n_trees: int, depth: int, rate: float, max_blocks: int = 
     X = np.array([p[2][i] for p, idx in zip(pages, chosen) for i in idx])
     y = np.array([p[3][i] for p, idx in zip(pages, chosen) for i in idx])
     w = np.array([p[5][i] * len(p[2]) / len(idx) for p, idx in zip(pages, chosen) for i in idx])
+    return {"kind": "trees", "threshold": 0.5, "trees": fit_trees(X, y, w, n_trees, depth, rate, FEATURE_COUNT)}
+
+
+def fit_trees(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_trees: int, depth: int, rate: float,
+              width: int) -> dict:
+    """Boosted trees on rows of ``width`` features, as flat arrays
+    (``_content._Trees``), checked against scikit-learn's own scores."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
     clf = HistGradientBoostingClassifier(max_iter=n_trees, max_depth=depth, learning_rate=rate,
                                          l2_regularization=1.0, early_stopping=False, random_state=0)
     clf.fit(X, y, sample_weight=w)
@@ -233,13 +265,37 @@ def train_trees(pages, n_trees: int, depth: int, rate: float, max_blocks: int = 
             flat["left"].append(-1 if leaf else offset + int(node["left"]))
             flat["right"].append(-1 if leaf else offset + int(node["right"]))
             flat["value"].append(float(node["value"]) if leaf else 0.0)
-    model = {"kind": "trees", "threshold": 0.5,
-             "trees": {"base": float(clf._baseline_prediction.ravel()[0]), **flat}}
+    trees = {"base": float(clf._baseline_prediction.ravel()[0]), **flat}
     # The export must give scikit-learn's own scores.
     sample = X[:: max(1, len(X) // 2000)]
-    ours = np.array(ContentModel(model).trees.raw_py(sample.tolist()))
+    ours = np.array(_Trees(trees, width).raw_py(sample.tolist()))
     assert np.allclose(ours, clf.decision_function(sample), atol=1e-9), "tree export differs"
-    return model
+    return trees
+
+
+#: Stage 2's trees and its threshold on pages with little prose
+#: (``_content.decide``; 0.3, 0.35 and 0.4 tried out of fold).
+STAGE2_TREES = 100
+STAGE2_LOW = 0.35
+
+
+def train_stage2(pages, first: dict, max_blocks: int = 120) -> dict:
+    """Stage 2 (``_content.stage2_rows``) on first-stage scores ``first``
+    (page id -> scores) that must be out of fold: scores of the pages the
+    first stage learned from would be surer than at run time. Same
+    sampling and weights as the first stage."""
+    X, y, w = [], [], []
+    for p in pages:
+        if not p[2]:
+            continue
+        rows = stage2_page_rows(p, first[p[1]])
+        idx = sample_blocks(p, max_blocks)
+        for i in idx:
+            X.append(rows[i])
+            y.append(p[3][i])
+            w.append(p[5][i] * len(p[2]) / len(idx))
+    trees = fit_trees(np.array(X), np.array(y), np.array(w), STAGE2_TREES, 4, 0.1, STAGE2_FEATURES)
+    return {"trees": trees, "features": STAGE2_FEATURES, "low": STAGE2_LOW}
 
 
 #: The single-page trees' share of a page's score when it has no site model
@@ -275,6 +331,8 @@ def main() -> None:
     ap.add_argument("--trees", type=int, default=200)
     ap.add_argument("--depth", type=int, default=4)
     ap.add_argument("--rate", type=float, default=0.1)
+    ap.add_argument("--stage2", action="store_true",
+                    help="add the second stage (trees; measured, not shipped: docs/content-model.md)")
     ap.add_argument("--max-blocks", type=int, default=120, help="blocks a page the trees learn from (0: all)")
     args = ap.parse_args()
     data = args.data or [DEFAULT_DATA]
@@ -290,17 +348,36 @@ def main() -> None:
              if args.model == "trees" else train_linear)
     if args.model == "trees":
         train = partial(train_with_single, train=train)
+    fold = {p[0]: blake2b(p[0].encode(), digest_size=8).digest()[0] % args.folds for p in pages}
+    stage2 = args.model == "trees" and args.stage2
+    outer = {}  # the first stage on all folds but k: the out-of-fold models
+    if args.cv_out or stage2:
+        for k in range(args.folds):
+            outer[k] = train([p for p in pages if fold[p[0]] != k])
     if args.cv_out:
-        fold = {p[0]: blake2b(p[0].encode(), digest_size=8).digest()[0] % args.folds for p in pages}
+        nested: dict = {k: {} for k in range(args.folds)}
+        if stage2:
+            # Nested: stage 2 of outer fold k learns from first-stage scores
+            # out of fold within the other folds. The first stage on all
+            # folds but a and b scores fold a for outer fold b and fold b for
+            # outer fold a (one model a pair of folds).
+            for a in range(args.folds):
+                for b in range(a + 1, args.folds):
+                    inner = train([p for p in pages if fold[p[0]] not in (a, b)])
+                    for p in pages:
+                        if fold[p[0]] in (a, b):
+                            nested[b if fold[p[0]] == a else a][p[1]] = first_scores(inner, p[2], p[6], p[7])
         scores_out = gzip.open(args.cv_scores, "wt", encoding="utf-8") if args.cv_scores else None
         extra_out = {name: gzip.open(path, "wt", encoding="utf-8")
                      for name, path in (("single", args.cv_single), ("fitted", args.cv_fitted)) if path}
         with gzip.open(args.cv_out, "wt", encoding="utf-8") as out:
             for k in range(args.folds):
-                model = train([p for p in pages if fold[p[0]] != k])
+                model = outer[k]
+                if stage2:
+                    model = dict(model, stage2=train_stage2([p for p in pages if fold[p[0]] != k], nested[k]))
                 for p in pages:
                     if fold[p[0]] == k:
-                        text, scores, flags = kept_text(model, p[2], p[4], p[6], p[7])
+                        text, scores, flags = kept_text(model, p[2], p[4], p[6], p[7], p[10])
                         if scores_out:
                             scores_out.write(json.dumps({"id": p[1], "texts": p[4], "scores": scores}) + "\n")
                         # As body_flags: a page of nothing but headline, byline and captions keeps them.
@@ -315,9 +392,13 @@ def main() -> None:
         if scores_out:
             scores_out.close()
     model = train(pages)
+    if stage2:
+        first = {p[1]: first_scores(outer[k], p[2], p[6], p[7])
+                 for k in range(args.folds) for p in pages if fold[p[0]] == k}  # one model at a time
+        model["stage2"] = train_stage2(pages, first)
     model["about"] = (f"content-mode block model ({args.model}), made by benchmarks/train_content.py "
                       "on annotated pages (see README, Quality)")
-    model.update(format=MODEL_FORMAT, version=MODEL_VERSION, features=FEATURE_COUNT)
+    model.update(format=MODEL_FORMAT, version=3 if "stage2" in model else MODEL_VERSION, features=FEATURE_COUNT)
     with open(OUT, "w", encoding="utf-8") as f:
         json.dump(model, f, sort_keys=True, separators=(",", ":"))
         f.write("\n")

@@ -9,111 +9,50 @@ its ancestors, its neighbours and siblings)
 by a small gradient-boosted tree ensemble. The trees are plain data
 (``content_model.json``) made by ``benchmarks/train_content.py`` with
 cross-validation split by site.
+
+This module walks the page into blocks and judges them (``judge_blocks``,
+``select_content``); the parts it calls are their own modules: ``_block``
+(a block), ``_features`` (its feature row), ``_content_model`` (the scorer),
+``_decide`` (scores to kept blocks) and ``_hidden`` (what a browser hides).
+Their names are read from here too, as before.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import os
 from array import array
-from operator import attrgetter, mul
-import re
-from collections import Counter
-from dataclasses import dataclass, field
-from functools import lru_cache
 
 from lxml import etree
 
-from ._content_html import content_html
-from ._text import BLOCK_TAGS, SKIP_TAGS, layout_table, pre_text
-
+from ._block import Block, _TableBlock
 # None when not built or switched off (the Python walk gives the same scores)
 from ._compiled import speedups as _speedups
+from ._content_html import content_html
+from ._content_model import (MODEL_FORMAT, MODEL_VERSION, ContentModel, ContentModelError, default_model,
+                             model_path)
+from ._decide import (STAGE2_FEATURES, body_flags, decide, keep, page_threshold, smooth, stage2_rows,
+                      whole_tables)
+from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF, _hint_bits, _hint_cache,
+                        block_features, headline_index, page_columns, place_keys)
+from ._hidden import _class_hides, _is_hidden
+from ._text import BLOCK_TAGS, SKIP_TAGS, pre_text
+
+# The names the training script, the tests and the other modules have
+# always read from here (the parts moved to _block, _features,
+# _content_model, _decide and _hidden).
+from ._content_model import _Trees  # noqa: E402,F401
+from ._decide import LISTING_THRESHOLD, PROSE_SHARE  # noqa: E402,F401
+from ._features import FEATURE_COUNT, PROSE_WORDS, _HINT, _HINT_WORDS, second_pass  # noqa: E402,F401
+from ._hidden import HIDING_CLASSES  # noqa: E402,F401
 
 __all__ = ["Block", "ContentModel", "ContentModelError", "MODEL_FORMAT", "MODEL_VERSION", "PAGE_COLUMNS",
            "block_features", "block_tree", "block_tree_py", "body_flags", "container_cut", "container_cut_py",
-           "default_model", "headline_index", "page_columns", "page_threshold",
-           "judge_blocks", "keep", "model_path", "page_blocks", "place_keys", "select_content",
+           "default_model", "headline_index", "page_columns", "page_threshold", "stage2_rows", "STAGE2_FEATURES",
+           "decide", "judge_blocks", "keep", "model_path", "page_blocks", "place_keys", "select_content",
            "noscript_words_py", "show_noscript", "smooth", "title_text", "visible_blocks"]
 
-_TOKEN = re.compile(r"\w+")
-_WORDS_OF = attrgetter("words")
-_DIGIT = re.compile(r"\d")
-#: Substrings looked for in the class and id of a block and its ancestors.
-HINTS = (
-    "comment related share social footer sidebar nav menu ad promo caption byline author "
-    "date tag meta widget breadcrumb subscribe newsletter login copyright article content "
-    "story body post entry text main title headline"
-).split()
-_HINT = re.compile("|".join(HINTS))
-_HINT_BIT = {h: 1 << i for i, h in enumerate(HINTS)}
-_HINT_WORDS = tuple(h.encode("ascii") for h in HINTS)
-#: Block tags with a feature of their own.
-TAGS = ("p h1 h2 h3 h4 h5 h6 li td tr div pre blockquote dd dt table section article "
-        "form header footer nav aside ul br body").split()
-_TAG_ROWS = {t: [float(t == u) for u in TAGS] for t in TAGS}
-_NO_TAG = [0.0] * len(TAGS)
-#: Columns of a block's row that describe its page and its run (see
-#: ``page_columns``), after the block's own.
-PAGE_COLUMNS = 10
-#: A block of this many words or more is prose (``page_columns``,
-#: ``page_threshold``; ``_speedups._page_columns`` says 30 too).
-PROSE_WORDS = 30
-#: Length of a block's feature row (see block_features).
-FEATURE_COUNT = 27 + len(TAGS) + len(HINTS) + 10 + PAGE_COLUMNS
-_HEADLINE = frozenset(("h1", "h2", "h3"))
 #: Elements inside a <pre> that are blocks of their own (judged apart; a
 #: <br>'s text after it stays in the <pre>'s block).
 _NESTED_BLOCKS = BLOCK_TAGS - {"br"}
-
-
-@dataclass
-class Block:
-    """The text one block-level element holds directly (nested blocks are
-    blocks of their own)."""
-
-    element: etree._Element
-    depth: int
-    hints: int  # bit set over HINTS, from the element and its ancestors
-    near: bool = False  # inside a subtree that neighbouring pages share
-    parts: list[str] = field(default_factory=list)
-    link_chars: int = 0
-    text: str = ""
-    words: int = 0
-    place: object = None  # where it sits (place_keys); set by judge_blocks
-
-
-#: More HINTS than this in one element's class and id describe the page,
-#: not the element's part in it (a body class listing feature flags,
-#: "f_share_tools_footer_on f_sticky_sidebar_video_on ...", set nearly every
-#: hint on every block): such an element adds none. Out of fold, 5 gave
-#: single pages ROUGE-LSum F1 0.922 (no cap 0.909; 3: 0.922, 4: 0.921, 7:
-#: 0.919) and multi-page sites 0.931 (no cap 0.930).
-MAX_HINTS = 5
-
-
-def _hint_bits(cls: str | None, ident: str | None) -> int:
-    """HINTS found in an element's class and id, as bits (callers cache
-    them by (class, id): pages repeat a few values many times)."""
-    text = f"{cls or ''} {ident or ''}".lower()
-    bits = _speedups.literal_hits(text, _HINT_WORDS) if _speedups is not None else -1
-    if bits < 0:
-        bits = 0
-        for m in _HINT.findall(text):
-            bits |= _HINT_BIT[m]
-    return bits if bin(bits).count("1") <= MAX_HINTS else 0
-
-
-_HINT_CACHE: dict[tuple, int] = {}
-
-
-def _hint_cache() -> dict[tuple, int]:
-    """Hint bits by (class, id), shared by pages: a site's pages repeat the
-    same values (0.1 ms a page saved); emptied when it grows large."""
-    if len(_HINT_CACHE) > 20_000:
-        _HINT_CACHE.clear()
-    return _HINT_CACHE
 
 
 def _finish(b: Block) -> None:
@@ -148,7 +87,11 @@ def page_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
 
 
 _BLOCK_BYTES = frozenset(t.encode() for t in BLOCK_TAGS)
+
+
 _SKIP_BYTES = frozenset(t.encode() for t in SKIP_TAGS)
+
+
 _TAG_BYTES = {t.encode(): i for i, t in enumerate(TAGS)}
 
 
@@ -211,353 +154,6 @@ def page_blocks_py(root: etree._Element, skip: set | frozenset = frozenset(),
     return [b for b in order if b.words]
 
 
-def _main_container(blocks: list[Block]) -> etree._Element | None:
-    """The lowest common ancestor of the largest block and the others of at
-    least 30 % its size among the top three: where the article lives."""
-    if not blocks:
-        return None
-    top = sorted(blocks, key=lambda b: -b.words)[:3]
-    chain = [top[0].element, *top[0].element.iterancestors()]
-    common = set(chain)  # elements (proxies kept alive), not ids that could be reused
-    for b in top[1:]:
-        if b.words >= 0.3 * top[0].words:
-            common &= {b.element, *b.element.iterancestors()}
-    return next((a for a in chain if a in common), None)
-
-
-def block_features(blocks: list[Block], title: str, keys: list | None = None) -> list[list[float]]:
-    """The feature vector of every block: its own text, its neighbours',
-    its place on the page and in the tree, its tag and class hints, and
-    what kind of page and run it is in (``page_columns``; ``keys``: the
-    blocks' ``place_keys``, worked out here when not given)."""
-    if not blocks:
-        return []
-    if keys is None:
-        keys = place_keys(blocks, blocks[0].element.getroottree().getroot())
-    n = len(blocks)
-    title_tokens = set(_TOKEN.findall(title.lower()))
-    main = _main_container(blocks)
-    inside = set(main.iter()) if main is not None else set()
-    biggest = max(range(n), key=lambda i: blocks[i].words)
-    total_words = sum(b.words for b in blocks)
-    max_words = blocks[biggest].words
-    overlap = [0.0] * n
-    if title_tokens:
-        for k, b in enumerate(blocks):
-            toks = set(_TOKEN.findall(b.text.lower()))
-            overlap[k] = len(title_tokens.intersection(toks)) / max(1, len(toks))
-    head = headline_index(blocks, title)
-    parents = [b.element.getparent() for b in blocks]
-    siblings = Counter(parents)
-    same_tag = Counter((p, b.element.tag) for p, b in zip(parents, blocks))
-    rows = []
-    hint_rows: dict[int, list[float]] = {}
-    for k, b in enumerate(blocks):
-        prev = blocks[k - 1] if k else None
-        nxt = blocks[k + 1] if k + 1 < n else None
-        words = math.log1p(b.words)
-        ld = b.link_chars / max(1, len(b.text))
-        in_main = 1.0 if b.element in inside else 0.0
-        dist = (k - biggest) / n
-        row = [
-            1.0, words, ld, ld * words, k / n, b.depth / 30, b.words / max_words,
-            math.log1p(prev.words) if prev else 0.0,
-            prev.link_chars / max(1, len(prev.text)) if prev else 1.0,
-            math.log1p(nxt.words) if nxt else 0.0,
-            nxt.link_chars / max(1, len(nxt.text)) if nxt else 1.0,
-            float(b.text[-1:] in '.!?"”'),
-            len(_DIGIT.findall(b.text)) / max(1, len(b.text)),
-            float(b.words < 4), in_main, dist, abs(dist),
-            overlap[k], float(dist < 0), in_main * words,
-            # a few interactions a linear model cannot form itself
-            words * words / 10, in_main * ld, float(k == biggest), b.words / max(1, total_words),
-            float(prev is not None and parents[k - 1] is parents[k]),
-            float(b.near), float(b.near) * words,
-        ]
-        row += _TAG_ROWS.get(b.element.tag, _NO_TAG)
-        hint_row = hint_rows.get(b.hints)
-        if hint_row is None:
-            hint_row = hint_rows[b.hints] = [float(b.hints >> j & 1) for j in range(len(HINTS))]
-        row += hint_row
-        # Where the headline is; how the text is written (no word lists: the
-        # commas, word lengths, capitals and full stops of prose versus
-        # menus and titles); how many blocks share the parent.
-        toks = _TOKEN.findall(b.text)
-        cased = [t for t in toks if t[0].isalpha()]
-        row += [
-            float(head >= 0), (k - head) / n if head >= 0 else 0.0, float(0 <= head < k), float(k == head),
-            b.text.count(",") / b.words, sum(map(len, toks)) / max(1, len(toks)),
-            sum(1 for t in cased if t[0].isupper()) / max(1, len(cased)), b.text.count(". ") / b.words,
-            math.log1p(siblings[parents[k]]), same_tag[parents[k], b.element.tag] / siblings[parents[k]],
-        ]
-        rows.append(row)
-    for row, extra in zip(rows, page_columns(blocks, keys)):
-        row += extra
-    return rows
-
-
-def page_columns(blocks: list[Block], keys: list) -> list[list[float]]:
-    """What kind of page each block is on and what run it is in: the page's
-    blocks, link density, largest block's and prose blocks' (30+ words)
-    share of its words, share of list items, words; the block's run (the
-    blocks in its place, ``place_keys``): their number, share of the page's
-    words, link density, and whether it is the page's largest run. Why: an
-    article is one long run of prose, a listing, a shop's collection or a
-    forum thread many short entries in one run that holds most of the
-    page, and the same short block is the page's content on the second and
-    a teaser on the first. WCXB dev out of fold (by site, word F1):
-    collection 0.517 -> 0.560, listing 0.470 -> 0.500, all 0.815 -> 0.820;
-    the other pages' word F1 0.926 -> 0.929. ``_speedups.block_table``
-    computes the same."""
-    n = len(blocks)
-    words = [b.words for b in blocks]
-    total = sum(words)
-    chars = sum(len(b.text) for b in blocks)
-    links = sum(b.link_chars for b in blocks)
-    prose = sum(w for w in words if w >= PROSE_WORDS)
-    lists = sum(1 for b in blocks if (b.tag if type(b) is _TableBlock else b.element.tag) == "li")
-    runs: dict = {}
-    for b, key in zip(blocks, keys):
-        run = runs.get(key)
-        if run is None:
-            run = runs[key] = [0, 0, 0, 0]
-        run[0] += 1
-        run[1] += b.words
-        run[2] += b.link_chars
-        run[3] += len(b.text)
-    top = None
-    for key, run in runs.items():  # the first of the largest, in page order
-        if top is None or run[1] > runs[top][1]:
-            top = key
-    page = [math.log1p(n), links / max(1, chars), max(words) / total, prose / total, lists / n, math.log1p(total)]
-    out = []
-    for key in keys:
-        run = runs[key]
-        out.append(page + [math.log1p(run[0]), run[1] / total, run[2] / max(1, run[3]), float(key == top)])
-    return out
-
-
-def second_pass(rows: list[list[float]], first: list[float]) -> list[list[float]]:
-    """Second-pass features: the first ones plus the block's and its two
-    neighbours' first-pass scores on each side."""
-    n = len(first)
-
-    def at(i: int) -> float:
-        return first[i] if 0 <= i < n else 0.0
-
-    return [row + [first[k], at(k - 1), at(k + 1), at(k - 2), at(k + 2)] for k, row in enumerate(rows)]
-
-
-#: What a content model file says it is (``format``, ``version``); its
-#: ``features`` must be ``FEATURE_COUNT``, the row layout this code builds.
-MODEL_FORMAT = "scrapy-deboiler-content-model"
-MODEL_VERSION = 2
-
-
-class ContentModelError(Exception):
-    """The content model is missing, unreadable, corrupt or made for another
-    version: a setup error, raised before any page is cleaned."""
-
-
-def model_path() -> str:
-    """The content model shipped in the package."""
-    return os.path.join(os.path.dirname(__file__), "content_model.json")
-
-
-class ContentModel:
-    """The block scorer: a gradient-boosted tree ensemble (``kind: trees``)
-    or two logistic regressions (``kind: linear``, the second seeing its
-    neighbours' first scores), as ``benchmarks/train_content.py`` writes.
-
-    A trees model may hold a second ensemble, ``single``, trained on pages
-    of sites without a site model only: a page without a site model
-    (``single=True``) gets ``weight`` of its score and the shared trees the
-    rest. Why: the shared trees learn mostly from pages cleaned with a site
-    model, where what is left of a template is little; alone on its page, a
-    teaser list or a ticker is not. Out of fold, weight 0.5: Scrapinghub's
-    single pages ROUGE-LSum F1 / shingle F1 0.951 / 0.955 -> 0.952 / 0.957,
-    CleanEval, dragnet and L3S-GN1 pages of one-page sites 0.908 / 0.916 ->
-    0.912 / 0.919; pages with a site model are scored as before
-    (docs/measurements.md, "Single pages and small sites")."""
-
-    def __init__(self, data: dict) -> None:
-        self.threshold = float(data["threshold"])
-        self.kind = data.get("kind", "linear")
-        self.single: _Trees | None = None
-        self.single_weight = 0.0
-        if self.kind == "trees":
-            self.trees = _Trees(data["trees"])
-            if data.get("single") is not None:
-                self.single = _Trees(data["single"]["trees"])
-                self.single_weight = float(data["single"]["weight"])
-                if not 0.0 <= self.single_weight <= 1.0:
-                    raise ValueError("content model: single-page weight out of [0, 1]")
-        else:
-            self.first = self._fold(data["first"])
-            self.second = self._fold(data["second"])
-
-    @staticmethod
-    def _fold(layer: dict) -> tuple[float, list[float]]:
-        """Standardisation folded into the weights: z = bias + w . x."""
-        w = [wi / s for wi, s in zip(layer["weights"], layer["std"])]
-        return -sum(wi * m for wi, m in zip(w, layer["mean"])), w
-
-    @classmethod
-    def load(cls, path: str | None = None) -> "ContentModel":
-        """Read and check a model file; any problem is a ``ContentModelError``
-        naming the file (a setup error, not one page's)."""
-        path = path or model_path()
-        try:
-            with open(path, "rb") as f:
-                data = json.loads(f.read())
-        except FileNotFoundError:
-            raise ContentModelError(f"content model {path} is missing; reinstall scrapy-deboiler") from None
-        except (OSError, ValueError) as e:
-            raise ContentModelError(f"content model {path} is unreadable: {e}") from None
-        if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
-            raise ContentModelError(f"content model {path} is not a {MODEL_FORMAT} file")
-        if data.get("version") != MODEL_VERSION or data.get("features") != FEATURE_COUNT:
-            raise ContentModelError(
-                f"content model {path} is from another version of scrapy-deboiler (format version "
-                f"{data.get('version')!r} with {data.get('features')!r} features; this version reads "
-                f"version {MODEL_VERSION} with {FEATURE_COUNT})")
-        try:
-            return cls(data)
-        except (KeyError, TypeError, ValueError, OverflowError) as e:
-            raise ContentModelError(f"content model {path} is corrupt: {type(e).__name__}: {e}") from None
-
-    @staticmethod
-    def _score(layer: tuple[float, list[float]], rows: list[list[float]]) -> list[float]:
-        bias, w = layer
-        return [_sigmoid(bias + sum(map(mul, w, row))) for row in rows]
-
-    def scores(self, rows: list[list[float]], single: bool = False) -> list[float]:
-        """Content probabilities of the rows; ``single``: a page without a
-        site model, which the ``single`` trees also score when there are any."""
-        if self.kind == "trees":
-            scores = [_sigmoid(z) for z in self.trees.raw(rows)]
-            if single and self.single is not None:
-                scores = self._blend(scores, [_sigmoid(z) for z in self.single.raw(rows)])
-            return scores
-        return self._linear(rows)
-
-    def scores_table(self, flat: array, single: bool = False) -> list[float]:
-        """``scores`` of rows given as one flat array (``_block_table``)."""
-        if self.kind == "trees" and _speedups is not None:
-            scores = self.trees.raw_table(flat, probabilities=True)
-            if single and self.single is not None:
-                scores = self._blend(scores, self.single.raw_table(flat, probabilities=True))
-            return scores
-        w = FEATURE_COUNT
-        return self.scores([flat[i:i + w].tolist() for i in range(0, len(flat), w)], single)
-
-    def _blend(self, shared: list[float], single: list[float]) -> list[float]:
-        """The shared trees' probabilities blended with the single-page
-        trees': ``weight`` of the second."""
-        w = self.single_weight
-        return [(1.0 - w) * s + w * q for s, q in zip(shared, single)]
-
-    def _linear(self, rows: list[list[float]]) -> list[float]:
-        first = self._score(self.first, rows)
-        return self._score(self.second, second_pass(rows, first))
-
-
-def _sigmoid(z: float) -> float:
-    if z > 30.0:
-        z = 30.0
-    elif z < -30.0:
-        z = -30.0
-    return 1 / (1 + math.exp(-z))
-
-
-class _Trees:
-    """A tree ensemble in flat arrays: node i tests ``row[feature[i]] <=
-    threshold[i]`` and goes to ``left[i]`` or ``right[i]``; leaves have
-    ``left[i] == -1`` and add ``value[i]``. ``roots`` are the trees' first
-    nodes; the raw score is ``base`` plus one leaf value per tree."""
-
-    def __init__(self, data: dict) -> None:
-        self.base = float(data["base"])
-        self.feature = array("i", data["feature"])
-        self.threshold = array("d", data["threshold"])
-        self.left = array("i", data["left"])
-        self.right = array("i", data["right"])
-        self.value = array("d", data["value"])
-        self.roots = array("i", data["roots"])
-        # The compiled walk trusts these indexes: check them once here.
-        n = len(self.value)
-        if not (len(self.feature) == len(self.threshold) == len(self.left) == len(self.right) == n
-                and all(0 <= f < FEATURE_COUNT for f in self.feature)
-                and all(0 <= r < n for r in self.roots)
-                and all(-1 <= c < n for c in self.left) and all(-1 <= c < n for c in self.right)
-                and all((a < 0) == (b < 0) for a, b in zip(self.left, self.right))):
-            raise ValueError("content model: inconsistent tree arrays")
-
-    def raw(self, rows: list[list[float]]) -> list[float]:
-        if _speedups is not None:
-            return _speedups.score_trees(rows, self.feature, self.threshold, self.left, self.right,
-                                         self.value, self.roots, self.base)
-        return self.raw_py(rows)
-
-    def raw_table(self, flat: array, probabilities: bool = False) -> list[float]:
-        """``raw`` of rows given as one flat array (compiled walks only);
-        ``probabilities``: through ``_sigmoid``, computed alike in C."""
-        return _speedups.score_table(flat, FEATURE_COUNT, self.feature, self.threshold, self.left,
-                                     self.right, self.value, self.roots, self.base, probabilities)
-
-    def raw_py(self, rows: list[list[float]]) -> list[float]:
-        feature, threshold, left, right, value = self.feature, self.threshold, self.left, self.right, self.value
-        out = []
-        for row in rows:
-            total = self.base
-            for node in self.roots:
-                while left[node] >= 0:
-                    node = left[node] if row[feature[node]] <= threshold[node] else right[node]
-                total += value[node]
-            out.append(total)
-        return out
-
-
-#: How much of a block's score comes from the blocks in the same place on
-#: the page (0.5-0.75 all gave the same F1 out of fold; see smooth).
-SMOOTHING = 0.6
-_NOT_IN_PLACE = re.compile(r"[0-9 \t\n\r\v\f]")
-
-
-def place_keys(blocks: list[Block], root: etree._Element) -> list[str]:
-    """Where each block sits below ``root``: the tags and classes (digits and
-    whitespace left out) of its parent and the parent's ancestors, e.g.
-    ``html./body./div.post/div.entry``. The compiled table hashes the same
-    strings as it walks (``_speedups._place_hash``)."""
-    memo: dict = {}
-    top = root.getparent()
-    if top is not None:
-        memo[top] = ""
-
-    def key(el) -> str:
-        chain = []
-        while el is not None and el not in memo:
-            chain.append(el)
-            el = el.getparent()
-        path = memo[el] if el is not None else ""
-        for a in reversed(chain):
-            path = memo[a] = f"{path}{a.tag}.{_NOT_IN_PLACE.sub('', a.get('class') or '')}/"
-        return path
-
-    return [key(b.element.getparent()) if b.element is not root else "" for b in blocks]
-
-
-def smooth(scores: list[float], keys: list[str], alpha: float = SMOOTHING) -> list[float]:
-    """Blend each score with the mean score of the blocks in the same place
-    (``place_keys``): comments, teasers and article paragraphs each come as
-    runs of blocks under one template, and one decision per run beats many
-    (ROUGE-LSum F1 +0.004 out of fold)."""
-    groups: dict[str, list[float]] = {}
-    for k, s in zip(keys, scores):
-        groups.setdefault(k, []).append(s)
-    mean = {k: sum(v) / len(v) for k, v in groups.items()}
-    return [(1 - alpha) * s + alpha * mean[k] for k, s in zip(keys, scores)]
-
 
 #: A page without a site model: how much of a block's score survives when it
 #: lies outside the main container (``container_cut``). Out of fold, any
@@ -566,6 +162,8 @@ def smooth(scores: list[float], keys: list[str], alpha: float = SMOOTHING) -> li
 #: dev pages and WCXB dev, but kept a ticker of excerpts above an article
 #: (tests/test_content.py): not taken.
 OUTSIDE = 0.5
+
+
 #: How much a block's link density counts against its container:
 #: ``(1 - link density) ** LINK_POWER`` (0: 0.949, 1: 0.950, 2: 0.951, 4:
 #: 0.949 ROUGE-LSum F1 on Scrapinghub's single pages, out of fold).
@@ -659,123 +257,6 @@ def container_cut_py(scores: list[float], words: list[int], link_density: list[f
     return [s if inside[node] else s * outside for s, node in zip(scores, nodes)]
 
 
-#: A page whose prose blocks (30+ words) hold less than this share of its
-#: words is not an article (a listing, a shop's collection, a forum of
-#: short posts, a table of contents): its blocks are kept from
-#: ``LISTING_THRESHOLD`` instead of the model's threshold. Entries of such a
-#: page score low one by one, as the same teasers and short lines do beside
-#: an article; but there, they are what the reader came for. Out of fold
-#: (word F1), WCXB dev 0.820 -> 0.834 (listing 0.500 -> 0.580, collection
-#: 0.560 -> 0.630, forum 0.699 -> 0.712), the dev pages of multi-page sites
-#: 0.946 -> 0.945, pages without a site model 0.918 -> 0.919. Chosen among
-#: 0.2, 0.35, 0.5 (0.5: WCXB 0.837 but multi-page sites 0.944) and
-#: thresholds 0.25, 0.35 (docs/measurements.md, "Every kind of page").
-PROSE_SHARE = 0.35
-LISTING_THRESHOLD = 0.25
-#: An article of short paragraphs beside long teaser lists has little prose
-#: too, yet what the model is sure of (blocks over its threshold) is prose:
-#: at least ``SURE_PROSE_SHARE`` of those blocks' words in blocks of 30+
-#: words, and at least ``SURE_PROSE_WORDS`` such words. Such a page keeps the
-#: model's threshold (``page_threshold``): a listing's entries are short, so
-#: what the model is sure of there is the headline and a line or two.
-SURE_PROSE_SHARE = 0.7
-SURE_PROSE_WORDS = 200
-
-
-def page_threshold(words: list[int], threshold: float, scores: list[float] | None = None) -> float:
-    """The keep threshold of a page of blocks of ``words`` words: the
-    model's, or ``LISTING_THRESHOLD`` on a page with little prose, unless
-    the blocks that ``scores`` keep at the model's threshold are an
-    article's prose (``SURE_PROSE_SHARE``). Out of fold, the exception:
-    Scrapinghub's single pages, body only, ROUGE-LSum F1 0.939 -> 0.943
-    (shingle 0.946 -> 0.948); CleanEval, dragnet and L3S-GN1 one-page sites
-    0.912 either way (shingle 0.919 -> 0.920); WCXB dev word F1 0.832 -> 0.833; dev
-    pages of multi-page sites unchanged (0.938 / 0.948)."""
-    total = sum(words)
-    if not total or sum(n for n in words if n >= PROSE_WORDS) >= PROSE_SHARE * total:
-        return threshold
-    if scores is not None:
-        sure = prose = 0
-        for n, s in zip(words, scores):
-            if s > threshold:
-                sure += n
-                if n >= PROSE_WORDS:
-                    prose += n
-        if prose >= SURE_PROSE_WORDS and prose >= SURE_PROSE_SHARE * sure:
-            return threshold
-    return min(threshold, LISTING_THRESHOLD)
-
-
-def keep(scores: list[float], threshold: float) -> list[bool]:
-    """Blocks scoring over the threshold; when none does, the best block
-    and those within half its score, so a page never comes out empty."""
-    kept = [s > threshold for s in scores]
-    if scores and not any(kept):
-        best = max(scores)
-        kept = [s >= best / 2 for s in scores]
-    return kept
-
-
-_DEFAULT: ContentModel | None = None
-
-
-def default_model() -> ContentModel:
-    """The shipped model, read once. Callers that start work (the CLI, the
-    pipeline) call it first so a broken install fails at once, loudly,
-    instead of marking every page ``error``."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        _DEFAULT = ContentModel.load()
-    return _DEFAULT
-
-
-#: Class names that hide an element in common CSS frameworks and CMSs
-#: (Bootstrap's ``hidden``, ``invisible``, ``sr-only``, ``d-none``;
-#: WordPress's ``screen-reader-text``; Drupal's ``element-invisible`` ...).
-HIDING_CLASSES = frozenset(
-    "hidden hide invisible is-hidden u-hidden hidden-text sr-only visually-hidden "
-    "screen-reader-text element-invisible offscreen d-none".split()
-)
-_SHOWN = frozenset("block flex inline grid table contents".split())
-
-
-@lru_cache(maxsize=4096)
-def _class_hides(cls: str) -> bool:
-    """Whether a class attribute names a ``HIDING_CLASSES`` class (whole
-    names: ``hidden-xs`` hides on phones only). ``d-none`` alone does not
-    count when a Bootstrap breakpoint shows the element again
-    (``d-none d-md-block``)."""
-    tokens = cls.lower().split()
-    found = HIDING_CLASSES.intersection(tokens)
-    if found == {"d-none"}:
-        return not any(t.startswith("d-") and t.rsplit("-", 1)[-1] in _SHOWN for t in tokens)
-    return bool(found)
-
-
-def _is_hidden(el: etree._Element) -> bool:
-    """Whether a browser hides ``el``: a ``hidden`` attribute,
-    ``aria-hidden="true"``, an inline style with ``display:none`` or
-    ``visibility:hidden``, or a hiding class (``_class_hides``): schema.org
-    copies of the article, closed menus and dialogs, screen-reader text.
-    Readers never see them, so content mode leaves them out. ROUGE-LSum F1
-    out of fold, multi-page sites / single pages: attributes and styles
-    +0.002 / +0.007 (``hidden`` and ``display`` alone: +0.001 / +0.008);
-    classes then +0.003 / +0.005 (without ``d-none``: +0.004 / 0; with
-    ``d-none`` even where a breakpoint shows it: +0.003 / +0.001)."""
-    if el.get("hidden") is not None:
-        return True
-    value = el.get("aria-hidden")
-    if value and value.strip().lower() == "true":
-        return True
-    value = el.get("style")
-    if value:
-        value = "".join(value.split()).lower()
-        if "display:none" in value or "visibility:hidden" in value:
-            return True
-    value = el.get("class")
-    return bool(value) and _class_hides(value)
-
-
 def visible_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
                    near: set | frozenset = frozenset()) -> list[Block]:
     """``page_blocks`` without what a browser does not show (``_is_hidden``),
@@ -860,52 +341,16 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
         scores = model.scores(block_features(blocks, title, keys), single)
         for b, key in zip(blocks, keys):
             b.place = key
-    scores = smooth(scores, [b.place for b in blocks])
+    keys = [b.place for b in blocks]
+    scores = smooth(scores, keys)
+    words = [b.words for b in blocks]
+    link_density = [b.link_chars / max(1, len(b.text)) for b in blocks]
+    tree = block_tree(blocks) if single or model.stage2 is not None else None
     if single:
-        scores = container_cut(scores, [b.words for b in blocks],
-                               [b.link_chars / max(1, len(b.text)) for b in blocks], *block_tree(blocks))
-    threshold = page_threshold([b.words for b in blocks], model.threshold, scores)
-    return blocks, scores, whole_tables(blocks, keep(scores, threshold))
-
-
-def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:
-    """A data table in the kept text is kept whole. Its rows are blocks of
-    their own, short and often numbers, which the model scores low one by
-    one: a trial's article tables kept 7 of 27, header rows lost. A table
-    (not a layout table, rows not mostly links) whose rows are a third or
-    more kept, or that sits between kept blocks (other such tables beside
-    it do not count as a gap), keeps every block in it."""
-    tables: dict[etree._Element, list[int]] = {}
-    for i, b in enumerate(blocks):
-        if (b.tag if type(b) is _TableBlock else b.element.tag) != "tr":
-            continue
-        t = b.element.getparent()
-        while t is not None and t.tag != "table":
-            t = t.getparent()
-        if t is not None:
-            tables.setdefault(t, []).append(i)
-    spans = []
-    for table, rows in tables.items():
-        lo, hi = rows[0], rows[-1]
-        span = range(lo, hi + 1)
-        if len(rows) < 2 or all(kept[j] for j in span) or layout_table(table):
-            continue
-        chars = sum(len(blocks[j].text) for j in span)
-        if sum(blocks[j].link_chars for j in span) * 2 > chars:
-            continue  # a table of links: navigation
-        spans.append((span, rows))
-    in_tables = {j for span, _ in spans for j in span}
-    for span, rows in spans:
-        before, after = span.start - 1, span.stop
-        while before in in_tables:
-            before -= 1
-        while after in in_tables:
-            after += 1
-        around = before >= 0 and kept[before] and after < len(blocks) and kept[after]
-        if around or 3 * sum(kept[j] for j in rows) >= len(rows):
-            for j in span:
-                kept[j] = True
-    return kept
+        scores = container_cut(scores, words, link_density, *tree)
+    head = headline_index(blocks, title) if model.stage2 is not None else -1
+    scores, kept = decide(model, scores, words, link_density, tree, head, keys, single)
+    return blocks, scores, whole_tables(blocks, kept)
 
 
 def _block_table(root: etree._Element, skip: set | frozenset, near: set | frozenset,
@@ -933,72 +378,6 @@ def _block_table(root: etree._Element, skip: set | frozenset, near: set | frozen
                       "words": words, "place": place}
         blocks.append(b)
     return blocks, raw[1]
-
-
-class _TableBlock(Block):
-    """A Block of the compiled table. Its element proxy is made when first
-    asked for (making one for each block cost 0.6 ms on a page of 400
-    paragraphs, and content mode needs none: ``tag`` comes with the
-    table)."""
-
-    def __getattr__(self, name: str):
-        if name == "element":
-            d = self.__dict__
-            el = d["element"] = _speedups.element_at(d["_root"], d["_address"])
-            return el
-        raise AttributeError(name)
-
-
-#: Class and id hints of a byline or a dateline (or of its ancestors).
-_BYLINE_BITS = _HINT_BIT["byline"] | _HINT_BIT["author"] | _HINT_BIT["date"] | _HINT_BIT["meta"]
-#: The longest byline or dateline, in words, and how far after the headline
-#: one is looked for, in blocks.
-BYLINE_WORDS = 12
-BYLINE_REACH = 3
-#: Image captions' tags. (Not captions told by their class: on WCXB dev
-#: that took the names of a collection's products, word F1 -0.008 there.)
-_CAPTION_TAGS = frozenset(("figcaption",))
-
-
-def headline_index(blocks: list[Block], title: str) -> int:
-    """The headline among ``blocks`` (``block_features``' column, and what
-    ``body_only`` leaves out): the first ``h1``-``h3`` mostly made of the
-    ``<title>``'s words, else the first ``h1``; -1 when there is none.
-    ``_speedups.block_table`` finds the same."""
-    title_tokens = set(_TOKEN.findall(title.lower()))
-    first_h1 = -1
-    for k, b in enumerate(blocks):
-        tag = b.tag if type(b) is _TableBlock else b.element.tag
-        if tag in _HEADLINE:
-            if title_tokens:
-                toks = set(_TOKEN.findall(b.text.lower()))
-                if len(title_tokens.intersection(toks)) / max(1, len(toks)) >= 0.5:
-                    return k
-            if tag == "h1" and first_h1 < 0:
-                first_h1 = k
-    return first_h1
-
-
-def body_flags(blocks: list[Block], kept: list[bool], title: str) -> list[bool]:
-    """``kept`` less what is not the body, as Scrapinghub's ``articleBody``
-    and WCXB's ``main_content`` define it: the headline, a short byline or
-    dateline just after it (told by its class hints: no word lists), and
-    image captions (``figcaption``). A page whose kept blocks are all of
-    these keeps them: the page had no body apart from them, and an empty
-    text says nothing. (``body_only``; measured in the README, "Quality".)"""
-    head = headline_index(blocks, title)
-    out = list(kept)
-    for k, b in enumerate(blocks):
-        if not out[k]:
-            continue
-        tag = b.tag if type(b) is _TableBlock else b.element.tag
-        if k == head:
-            out[k] = False
-        elif 0 < k - head <= BYLINE_REACH and head >= 0 and b.words <= BYLINE_WORDS and b.hints & _BYLINE_BITS:
-            out[k] = False
-        elif tag in _CAPTION_TAGS:
-            out[k] = False
-    return out if any(out) else list(kept)
 
 
 def select_content(root: etree._Element, model: ContentModel | None = None,

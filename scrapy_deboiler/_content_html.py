@@ -333,10 +333,10 @@ _HIDES: tuple | None = None
 
 
 def _hides() -> tuple:
-    """``_content._is_hidden`` and its class test, the hiding the compiled
-    walk knows (imported at the first call: _content imports this module)."""
+    """``_hidden._is_hidden`` and its class test, the hiding the compiled
+    walk knows."""
     global _HIDES
-    from ._content import _class_hides, _is_hidden
+    from ._hidden import _class_hides, _is_hidden
 
     _HIDES = (_is_hidden, _class_hides)
     return _HIDES

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
-from ._content import _class_hides, _is_hidden
+from ._hidden import _class_hides, _is_hidden
 
 # None when not built or switched off (_headings_py finds the same)
 from ._compiled import speedups as _speedups
@@ -195,7 +195,7 @@ def _in_skip(el: etree._Element, skip: set | frozenset) -> bool:
 
 
 def _hidden_in(el: etree._Element) -> bool:
-    """Whether ``el`` or an ancestor is hidden (``_content._is_hidden``)."""
+    """Whether ``el`` or an ancestor is hidden (``_hidden._is_hidden``)."""
     node: etree._Element | None = el
     while node is not None:
         if _is_hidden(node):

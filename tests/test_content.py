@@ -7,16 +7,7 @@ from lxml import etree
 from scrapy_deboiler import Page, SiteModel, _content, clean_page
 from scrapy_deboiler._text import pre_text
 from sitegen import site_pages, teaser_article_page
-
-try:  # the extension itself, also where SCRAPY_DEBOILER_PURE_PYTHON switches the package's use off
-    from scrapy_deboiler import _speedups as compiled_walks
-except ImportError:  # not built (tests/test_speedups.py fails then)
-    compiled_walks = None
-
-
-def walks(compiled: bool, monkeypatch) -> None:
-    """The compiled walks or the Python ones for _content, in any run."""
-    monkeypatch.setattr(_content, "_speedups", compiled_walks if compiled else None)
+from walks import pure_walks, use_walks
 
 ARTICLE = "".join(
     f"<p>Paragraph {i} of the story tells what happened, who was there and why it matters to readers.</p>"
@@ -33,6 +24,17 @@ PAGE = (
 
 def _page(html: str) -> Page:
     return Page(html)
+
+
+def first_stage() -> _content.ContentModel:
+    """The shipped model without its stage 2: what the first stage's tests
+    check (stage 2 rescores its scores; tested on its own below)."""
+    import json
+
+    with open(_content.model_path(), encoding="utf-8") as f:
+        data = json.load(f)
+    data.pop("stage2", None)
+    return _content.ContentModel(data)
 
 
 def judged(html: str):
@@ -71,7 +73,7 @@ def test_a_script_built_shell_is_read_from_its_noscript(compiled, monkeypatch):
     """Discourse and other script-built pages send their content in a
     <noscript> for readers without scripts; an ordinary page's <noscript>
     ('enable JavaScript') stays out."""
-    walks(compiled, monkeypatch)
+    use_walks(compiled, monkeypatch)
     result = clean_page(Page(SHELL.format(posts=POSTS), "https://forum.example/t/1"), None, mode="content",
                         markdown=True)
     for i in range(4):
@@ -90,7 +92,7 @@ def test_a_script_built_shell_is_read_from_its_noscript(compiled, monkeypatch):
 
 @pytest.mark.parametrize("compiled", [True, False])
 def test_what_a_browser_does_not_show_is_left_out_unless_nothing_else_remains(compiled, monkeypatch):
-    walks(compiled, monkeypatch)
+    use_walks(compiled, monkeypatch)
     hidden = (
         "<div style='DISPLAY: none'><p>Schema copy of the story, never shown to readers at all.</p></div>"
         "<div hidden><p>A closed dialog asking readers to subscribe to the newsletter today.</p></div>"
@@ -117,7 +119,7 @@ def test_compiled_walk_hides_what_the_python_walk_hides(monkeypatch):
         "<p class='x d-none'>l</p><p class='d-none d-print-none visually-hidden'>m</p></body></html>"
     )
     root = _page(html).root
-    walks(True, monkeypatch)
+    use_walks(True, monkeypatch)
     py = _content.page_blocks_py(root, hide=True)
     assert [(b.element, b.text) for b in _content.page_blocks(root, hide=True)] == [
         (b.element, b.text) for b in py]
@@ -163,14 +165,14 @@ TICKER_PAGE = (
 
 @pytest.mark.parametrize("compiled", [True, False])
 def test_a_single_page_is_cut_to_its_main_container(compiled, monkeypatch):
-    walks(compiled, monkeypatch)
+    use_walks(compiled, monkeypatch)
     root = _page(TICKER_PAGE).root
-    blocks, scores, _ = _content.judge_blocks(root)
-    single_blocks, single_scores, flags = _content.judge_blocks(root, single=True)
+    model = first_stage()
+    blocks, scores, _ = _content.judge_blocks(root, model)
+    single_blocks, single_scores, flags = _content.judge_blocks(root, model, single=True)
     assert [b.text for b in blocks] == [b.text for b in single_blocks]
     # Before the cut, a single page's scores are the shipped model's blend
     # of its shared and single-page trees, smoothed.
-    model = _content.default_model()
     assert model.single is not None
     rows = _content.block_features(_content.visible_blocks(root), "Story")
     blended = _content.smooth(model.scores(rows, single=True), _content.place_keys(blocks, root))
@@ -194,7 +196,7 @@ def _one_leaf(value: float) -> dict:
 
 @pytest.mark.parametrize("compiled", [True, False])
 def test_single_page_trees_score_only_pages_without_a_site_model(compiled, monkeypatch):
-    walks(compiled, monkeypatch)
+    use_walks(compiled, monkeypatch)
     data = {"kind": "trees", "threshold": 0.5, "trees": _one_leaf(2.0)}
     plain = _content.ContentModel(data)
     blended = _content.ContentModel({**data, "single": {"trees": _one_leaf(-1.0), "weight": 0.25}})
@@ -326,7 +328,7 @@ def test_an_article_of_short_paragraphs_beside_long_teasers_is_no_listing():
     teasers stay out (on Scrapinghub's pages the low threshold had kept
     them)."""
     url, html, paras, teasers = teaser_article_page("daily.example")
-    blocks, scores, _ = _content.judge_blocks(_page(html).root, single=True)
+    blocks, scores, _ = _content.judge_blocks(_page(html).root, first_stage(), single=True)
     words = [b.words for b in blocks]
     assert sum(n for n in words if n >= _content.PROSE_WORDS) < _content.PROSE_SHARE * sum(words)
     assert _content.page_threshold(words, 0.5) == _content.LISTING_THRESHOLD
@@ -338,3 +340,66 @@ def test_an_article_of_short_paragraphs_beside_long_teasers_is_no_listing():
     # would be kept.
     teaser_scores = [s for b, s in zip(blocks, scores) if b.text in teasers]
     assert sum(_content.LISTING_THRESHOLD < s <= 0.5 for s in teaser_scores) > len(teaser_scores) / 2
+
+
+def _stage2_model() -> _content.ContentModel:
+    """The shipped first stage with a second stage of one tree: a block is
+    kept where the stage-2 row's run mean score (column 1) is over 0.5
+    (a stand-in for trained trees, which the release does not ship)."""
+    import json
+
+    with open(_content.model_path(), encoding="utf-8") as f:
+        data = json.load(f)
+    tree = {"base": 0.0, "feature": [1, 0, 0], "threshold": [0.5, 0.0, 0.0], "left": [1, -1, -1],
+            "right": [2, -1, -1], "value": [0.0, -4.0, 4.0], "roots": [0]}
+    data.update(version=3, stage2={"trees": tree, "features": _content.STAGE2_FEATURES, "low": 0.35})
+    return _content.ContentModel(data)
+
+
+def test_stage2_decides_from_its_rows_with_the_compiled_and_the_python_walks(monkeypatch):
+    """A model file with a ``stage2`` section (version 3): ``judge_blocks``
+    builds stage 2's rows from the compiled table as from the Python walks,
+    to the last float, and keeps what the stage-2 trees say, from the
+    model's threshold or, on a page with little prose, from ``low``."""
+    from sitegen import KINDS, typed_page
+
+    from scrapy_deboiler._clean import boilerplate_of
+
+    model = _stage2_model()
+    assert model.stage2 is not None and _content.default_model().stage2 is None
+    seen = []
+    real = _content.decide
+
+    def recorded(*args):
+        final, flags = real(*args)
+        seen.append((args, final, list(flags)))  # whole_tables may change flags afterwards
+        return final, flags
+
+    monkeypatch.setattr(_content, "decide", recorded)
+    sites = [[Page(h, u) for u, h, _ in site_pages("stage2.example", 5)],
+             [Page(*reversed(typed_page(kind, f"{kind}.example", i))) for kind in KINDS for i in range(2)]]
+    checked = low = 0
+    for pages in sites:
+        site_model = SiteModel.fit(pages)
+        for page in pages:
+            for m in (site_model, None):
+                dropped, near = boilerplate_of(page, m, content=True)
+                runs = []
+                for pure in (False, True):
+                    with monkeypatch.context() as patch:
+                        if pure:
+                            pure_walks(patch)
+                        seen.clear()
+                        _content.judge_blocks(page.root, model, skip=set(dropped), near=near, single=m is None)
+                        (args, final, flags), = seen
+                        runs.append((_content.stage2_rows(args[1], args[2], args[3], *args[4], args[5], args[6],
+                                                         args[7]), final, flags, args))
+                (rows, final, flags, args), (py_rows, py_final, py_flags, _) = runs
+                assert rows == py_rows and final == py_final and flags == py_flags
+                threshold = _content.page_threshold(args[2], model.threshold, args[1])
+                limit = model.stage2_low if threshold < model.threshold else model.threshold
+                assert flags == [row[1] > 0.5 for row in rows] and all(
+                    (s > limit) == (row[1] > 0.5) for s, row in zip(final, rows))
+                low += threshold < model.threshold
+                checked += 1
+    assert checked == 34 and 0 < low < checked

@@ -1,0 +1,286 @@
+"""From block scores to the blocks kept: smoothing by place, the page's
+threshold (an article's, or a listing's), the second stage, whole tables,
+and what ``body_only`` leaves out (the headline, a byline, captions)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from lxml import etree
+
+from ._block import Block, _TableBlock
+from ._features import _HINT_BIT, PROSE_WORDS, headline_index
+from ._text import layout_table
+
+if TYPE_CHECKING:
+    from ._content_model import ContentModel
+
+__all__ = ["BYLINE_REACH", "BYLINE_WORDS", "LISTING_THRESHOLD", "PROSE_SHARE", "SMOOTHING", "STAGE2_FEATURES",
+           "STAGE2_LEVELS", "SURE_PROSE_SHARE", "SURE_PROSE_WORDS", "body_flags", "decide", "keep", "page_threshold",
+           "smooth", "stage2_rows", "whole_tables"]
+
+#: How much of a block's score comes from the blocks in the same place on
+#: the page (0.5-0.75 all gave the same F1 out of fold; see smooth).
+SMOOTHING = 0.6
+
+
+def smooth(scores: list[float], keys: list[str], alpha: float = SMOOTHING) -> list[float]:
+    """Blend each score with the mean score of the blocks in the same place
+    (``place_keys``): comments, teasers and article paragraphs each come as
+    runs of blocks under one template, and one decision per run beats many
+    (ROUGE-LSum F1 +0.004 out of fold)."""
+    groups: dict[str, list[float]] = {}
+    for k, s in zip(keys, scores):
+        groups.setdefault(k, []).append(s)
+    mean = {k: sum(v) / len(v) for k, v in groups.items()}
+    return [(1 - alpha) * s + alpha * mean[k] for k, s in zip(keys, scores)]
+
+
+#: A page whose prose blocks (30+ words) hold less than this share of its
+#: words is not an article (a listing, a shop's collection, a forum of
+#: short posts, a table of contents): its blocks are kept from
+#: ``LISTING_THRESHOLD`` instead of the model's threshold. Entries of such a
+#: page score low one by one, as the same teasers and short lines do beside
+#: an article; but there, they are what the reader came for. Out of fold
+#: (word F1), WCXB dev 0.820 -> 0.834 (listing 0.500 -> 0.580, collection
+#: 0.560 -> 0.630, forum 0.699 -> 0.712), the dev pages of multi-page sites
+#: 0.946 -> 0.945, pages without a site model 0.918 -> 0.919. Chosen among
+#: 0.2, 0.35, 0.5 (0.5: WCXB 0.837 but multi-page sites 0.944) and
+#: thresholds 0.25, 0.35 (docs/measurements.md, "Every kind of page").
+PROSE_SHARE = 0.35
+
+
+LISTING_THRESHOLD = 0.25
+
+
+#: An article of short paragraphs beside long teaser lists has little prose
+#: too, yet what the model is sure of (blocks over its threshold) is prose:
+#: at least ``SURE_PROSE_SHARE`` of those blocks' words in blocks of 30+
+#: words, and at least ``SURE_PROSE_WORDS`` such words. Such a page keeps the
+#: model's threshold (``page_threshold``): a listing's entries are short, so
+#: what the model is sure of there is the headline and a line or two.
+SURE_PROSE_SHARE = 0.7
+
+
+SURE_PROSE_WORDS = 200
+
+
+def page_threshold(words: list[int], threshold: float, scores: list[float] | None = None) -> float:
+    """The keep threshold of a page of blocks of ``words`` words: the
+    model's, or ``LISTING_THRESHOLD`` on a page with little prose, unless
+    the blocks that ``scores`` keep at the model's threshold are an
+    article's prose (``SURE_PROSE_SHARE``). Out of fold, the exception:
+    Scrapinghub's single pages, body only, ROUGE-LSum F1 0.939 -> 0.943
+    (shingle 0.946 -> 0.948); CleanEval, dragnet and L3S-GN1 one-page sites
+    0.912 either way (shingle 0.919 -> 0.920); WCXB dev word F1 0.832 -> 0.833; dev
+    pages of multi-page sites unchanged (0.938 / 0.948)."""
+    total = sum(words)
+    if not total or sum(n for n in words if n >= PROSE_WORDS) >= PROSE_SHARE * total:
+        return threshold
+    if scores is not None:
+        sure = prose = 0
+        for n, s in zip(words, scores):
+            if s > threshold:
+                sure += n
+                if n >= PROSE_WORDS:
+                    prose += n
+        if prose >= SURE_PROSE_WORDS and prose >= SURE_PROSE_SHARE * sure:
+            return threshold
+    return min(threshold, LISTING_THRESHOLD)
+
+
+def keep(scores: list[float], threshold: float) -> list[bool]:
+    """Blocks scoring over the threshold; when none does, the best block
+    and those within half its score, so a page never comes out empty."""
+    kept = [s > threshold for s in scores]
+    if scores and not any(kept):
+        best = max(scores)
+        kept = [s >= best / 2 for s in scores]
+    return kept
+
+
+#: Stage 2 (``stage2_rows``): the ancestor levels it reads (1: the block's
+#: element's parent), and its width.
+STAGE2_LEVELS = (1, 2, 3, 5, 6)
+
+
+STAGE2_FEATURES = 8 + 3 * len(STAGE2_LEVELS) + 4 + 9
+
+
+def stage2_rows(scores: list[float], words: list[int], link_density: list[float], nodes: list[int],
+                parents: list[int], head: int, keys: list, single: bool) -> list[list[float]]:
+    """Stage 2's features of each block, from the first stage's final scores
+    (smoothed, cut to the main container on a page alone): the block's
+    score, its run's (``place_keys``) mean score and word share, the score
+    (word-weighted), word share and block count of its ancestors at
+    ``STAGE2_LEVELS``, of the element it shares with the headline, and the
+    page's summaries. Why: the first stage scores a block from what it is;
+    whether it is content depends as much on what the model thought of the
+    blocks around it (a listing's entries, a forum's posts, a docs page's
+    short lines are content when their container is). ``nodes``/``parents``:
+    ``block_tree``; ``head``: ``headline_index``. One walk per element,
+    parents before children."""
+    n = len(scores)
+    if not n:
+        return []
+    count = len(parents)
+    mass = [0.0] * count
+    held = [0.0] * count
+    blocks_in = [0] * count
+    for s, x, node in zip(scores, words, nodes):
+        mass[node] += s * x
+        held[node] += x
+        blocks_in[node] += 1
+    for e in range(count - 1, 0, -1):  # children come after their parents
+        up = parents[e]
+        if up >= 0:
+            mass[up] += mass[e]
+            held[up] += held[e]
+            blocks_in[up] += blocks_in[e]
+    depth = [0] * count
+    for e in range(count):
+        depth[e] = depth[parents[e]] + 1 if parents[e] >= 0 else 0
+    total = sum(words) or 1
+    # meet[e]: the nearest of e and its ancestors that holds the headline (-1: none)
+    on_head = [False] * count
+    if head >= 0:
+        e = nodes[head]
+        while e >= 0:
+            on_head[e] = True
+            e = parents[e]
+    meet = [-1] * count
+    for e in range(count):
+        meet[e] = e if on_head[e] else (meet[parents[e]] if parents[e] >= 0 else -1)
+    runs: dict = {}
+    for k, key in enumerate(keys):
+        runs.setdefault(key, []).append(k)
+    run_mean = {key: sum(scores[k] for k in idx) / len(idx) for key, idx in runs.items()}
+    run_share = {key: sum(words[k] for k in idx) / total for key, idx in runs.items()}
+    sure = sum(x for x, s in zip(words, scores) if s > 0.5)
+    sure_prose = sum(x for x, s in zip(words, scores) if s > 0.5 and x >= PROSE_WORDS)
+    page = [math.log1p(n), math.log1p(total), sum(x for x in words if x >= PROSE_WORDS) / total,
+            sure / total, sum(x for x, s in zip(words, scores) if s > 0.25) / total,
+            sum(s * x for s, x in zip(scores, words)) / total, sure_prose / (sure or 1),
+            float(head >= 0), float(single)]
+    rows = []
+    for i in range(n):
+        node = nodes[i]
+        row = [scores[i], run_mean[keys[i]], run_share[keys[i]], math.log1p(len(runs[keys[i]])),
+               math.log1p(words[i]), min(1.0, link_density[i]), i / n, float(i == head)]
+        e = node
+        for level in range(1, STAGE2_LEVELS[-1] + 1):
+            if parents[e] >= 0:
+                e = parents[e]
+            if level in STAGE2_LEVELS:
+                row += [mass[e] / max(1.0, held[e]), held[e] / total, math.log1p(blocks_in[e])]
+        if head >= 0:
+            e = meet[node]
+            if e >= 0:
+                row += [mass[e] / max(1.0, held[e]), held[e] / total, float(depth[node] - depth[e]), float(i > head)]
+            else:
+                row += [0.0, 1.0, 30.0, float(i > head)]
+        else:
+            row += [0.0, 1.0, 30.0, 0.0]
+        rows.append(row + page)
+    return rows
+
+
+def decide(model: ContentModel, scores: list[float], words: list[int], link_density: list[float],
+           tree: tuple[list[int], list[int]] | None, head: int, keys: list,
+           single: bool) -> tuple[list[float], list[bool]]:
+    """The final scores and kept flags of a page's blocks from the first
+    stage's (smoothed, and cut on a page alone): with a stage-2 model, its
+    scores over ``stage2_rows``, kept from the model's threshold, or from
+    its ``low`` one where ``page_threshold`` would lower it; else the first
+    stage's, kept from ``page_threshold``. ``judge_blocks`` and
+    benchmarks/train_content.py both decide here, so training measures what
+    runs. ``tree``: ``block_tree`` (needed only with stage 2)."""
+    threshold = page_threshold(words, model.threshold, scores)
+    if model.stage2 is None or not scores:
+        return scores, keep(scores, threshold)
+    assert tree is not None
+    final = model.stage2_scores(stage2_rows(scores, words, link_density, *tree, head, keys, single))
+    if threshold < model.threshold:
+        threshold = model.stage2_low
+    return final, keep(final, threshold)
+
+
+def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:
+    """A data table in the kept text is kept whole. Its rows are blocks of
+    their own, short and often numbers, which the model scores low one by
+    one: a trial's article tables kept 7 of 27, header rows lost. A table
+    (not a layout table, rows not mostly links) whose rows are a third or
+    more kept, or that sits between kept blocks (other such tables beside
+    it do not count as a gap), keeps every block in it."""
+    tables: dict[etree._Element, list[int]] = {}
+    for i, b in enumerate(blocks):
+        if (b.tag if type(b) is _TableBlock else b.element.tag) != "tr":
+            continue
+        t = b.element.getparent()
+        while t is not None and t.tag != "table":
+            t = t.getparent()
+        if t is not None:
+            tables.setdefault(t, []).append(i)
+    spans = []
+    for table, rows in tables.items():
+        lo, hi = rows[0], rows[-1]
+        span = range(lo, hi + 1)
+        if len(rows) < 2 or all(kept[j] for j in span) or layout_table(table):
+            continue
+        chars = sum(len(blocks[j].text) for j in span)
+        if sum(blocks[j].link_chars for j in span) * 2 > chars:
+            continue  # a table of links: navigation
+        spans.append((span, rows))
+    in_tables = {j for span, _ in spans for j in span}
+    for span, rows in spans:
+        before, after = span.start - 1, span.stop
+        while before in in_tables:
+            before -= 1
+        while after in in_tables:
+            after += 1
+        around = before >= 0 and kept[before] and after < len(blocks) and kept[after]
+        if around or 3 * sum(kept[j] for j in rows) >= len(rows):
+            for j in span:
+                kept[j] = True
+    return kept
+
+
+#: Class and id hints of a byline or a dateline (or of its ancestors).
+_BYLINE_BITS = _HINT_BIT["byline"] | _HINT_BIT["author"] | _HINT_BIT["date"] | _HINT_BIT["meta"]
+
+
+#: The longest byline or dateline, in words, and how far after the headline
+#: one is looked for, in blocks.
+BYLINE_WORDS = 12
+
+
+BYLINE_REACH = 3
+
+
+#: Image captions' tags. (Not captions told by their class: on WCXB dev
+#: that took the names of a collection's products, word F1 -0.008 there.)
+_CAPTION_TAGS = frozenset(("figcaption",))
+
+
+
+def body_flags(blocks: list[Block], kept: list[bool], title: str) -> list[bool]:
+    """``kept`` less what is not the body, as Scrapinghub's ``articleBody``
+    and WCXB's ``main_content`` define it: the headline, a short byline or
+    dateline just after it (told by its class hints: no word lists), and
+    image captions (``figcaption``). A page whose kept blocks are all of
+    these keeps them: the page had no body apart from them, and an empty
+    text says nothing. (``body_only``; measured in the README, "Quality".)"""
+    head = headline_index(blocks, title)
+    out = list(kept)
+    for k, b in enumerate(blocks):
+        if not out[k]:
+            continue
+        tag = b.tag if type(b) is _TableBlock else b.element.tag
+        if k == head:
+            out[k] = False
+        elif 0 < k - head <= BYLINE_REACH and head >= 0 and b.words <= BYLINE_WORDS and b.hints & _BYLINE_BITS:
+            out[k] = False
+        elif tag in _CAPTION_TAGS:
+            out[k] = False
+    return out if any(out) else list(kept)
