@@ -10,7 +10,8 @@ the suite once more, on this machine's Python, against the same wheel with
 the pure-Python walks forced (``SCRAPY_DEBOILER_PURE_PYTHON=1``): what an
 install without a compiler runs. test_speedups still compares the compiled
 walks (imported directly) with the Python ones there, and the packaging
-tests build and run their installs without the switch.
+tests build and run their installs without the switch. ``typecheck`` runs
+mypy on the package.
 
     .venv-tools/bin/nox                        # everything
     .venv-tools/bin/nox -s tests-3.13 -- -k views -x
@@ -30,7 +31,7 @@ import nox
 nox.needs_version = ">=2024.3.2"
 nox.options.default_venv_backend = "venv"
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["build", "tests", "pure"]
+nox.options.sessions = ["build", "typecheck", "tests", "pure"]
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 DIST = os.path.join(ROOT, "dist")
@@ -79,6 +80,15 @@ def _wheel(session: nox.Session) -> str:
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     _suite(session, {})
+
+
+@nox.session(python="3.11")
+def typecheck(session: nox.Session) -> None:
+    """mypy on the package (``[tool.mypy]`` in pyproject.toml): it ships
+    ``py.typed``, so its annotations are part of what users get."""
+    session.install(f"{_wheel(session)}[test,redis,warc]", "mypy>=1.10,<3")
+    session.chdir(ROOT)
+    session.run("mypy")
 
 
 @nox.session(python="3.11")

@@ -36,6 +36,7 @@ class _TableBlock(Block):
     def __getattr__(self, name: str):
         if name == "element":
             d = self.__dict__
+            assert _speedups is not None  # only the compiled table makes these
             el = d["element"] = _speedups.element_at(d["_root"], d["_address"])
             return el
         raise AttributeError(name)

@@ -115,7 +115,9 @@ def page_blocks_py(root: etree._Element, skip: set | frozenset = frozenset(),
                 walker.skip_subtree()
                 stack.append(None)
                 continue
-            block, in_link, hints, depth, is_near = stack[-1]
+            top = stack[-1]
+            assert top is not None  # a skipped subtree is not entered
+            block, in_link, hints, depth, is_near = top
             depth += 1
             if near and not is_near and el in near:
                 is_near = True
@@ -179,7 +181,7 @@ def block_tree(blocks: list[Block]) -> tuple[list[int], list[int]]:
     ``container_cut`` needs, in time linear in the elements. Compiled for
     the compiled table's blocks (``_speedups.block_tree``)."""
     if _speedups is not None and all(type(b) is _TableBlock for b in blocks):
-        return _speedups.block_tree([b._address for b in blocks])
+        return _speedups.block_tree([b.__dict__["_address"] for b in blocks])  # _TableBlock's own
     return block_tree_py(blocks)
 
 
@@ -330,23 +332,24 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
         table = _block_table(root, skip, near, title)
     if table is not None and show_noscript(root, sum(map(_WORDS_OF, table[0]))):  # summed in C
         table = _block_table(root, skip, near, title, hide=True)
-        if not table[0]:
+        if table is not None and not table[0]:
             table = _block_table(root, skip, near, title)
     if table is not None:
-        blocks, flat = table
-        scores = model.scores_table(flat, single)
+        blocks: list[Block] = list(table[0])
+        scores = model.scores_table(table[1], single)
     else:
         blocks = visible_blocks(root, skip, near)
-        keys = place_keys(blocks, root)
-        scores = model.scores(block_features(blocks, title, keys), single)
-        for b, key in zip(blocks, keys):
+        places = place_keys(blocks, root)
+        scores = model.scores(block_features(blocks, title, places), single)
+        for b, key in zip(blocks, places):
             b.place = key
-    keys = [b.place for b in blocks]
+    keys: list = [b.place for b in blocks]
     scores = smooth(scores, keys)
     words = [b.words for b in blocks]
     link_density = [b.link_chars / max(1, len(b.text)) for b in blocks]
     tree = block_tree(blocks) if single or model.stage2 is not None else None
     if single:
+        assert tree is not None
         scores = container_cut(scores, words, link_density, *tree)
     head = headline_index(blocks, title) if model.stage2 is not None else -1
     scores, kept = decide(model, scores, words, link_density, tree, head, keys, single)
@@ -354,7 +357,7 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
 
 
 def _block_table(root: etree._Element, skip: set | frozenset, near: set | frozenset,
-                 title: str, hide: bool = False) -> tuple[list[Block], array] | None:
+                 title: str, hide: bool = False) -> tuple[list[_TableBlock], array] | None:
     """``page_blocks`` and ``block_features`` compiled in one pass: the
     blocks, and their rows as one flat array of FEATURE_COUNT doubles a
     block (0.6 instead of 1.5 ms a page on the dev pages, under the

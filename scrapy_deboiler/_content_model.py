@@ -191,6 +191,7 @@ class _Trees:
     def raw_table(self, flat: array, probabilities: bool = False) -> list[float]:
         """``raw`` of rows given as one flat array (compiled walks only);
         ``probabilities``: through ``_sigmoid``, computed alike in C."""
+        assert _speedups is not None  # the flat rows come from the compiled table
         return _speedups.score_table(flat, FEATURE_COUNT, self.feature, self.threshold, self.left,
                                      self.right, self.value, self.roots, self.base, probabilities)
 

@@ -128,8 +128,8 @@ def block_features(blocks: list[Block], title: str, keys: list | None = None) ->
     overlap = [0.0] * n
     if title_tokens:
         for k, b in enumerate(blocks):
-            toks = set(_TOKEN.findall(b.text.lower()))
-            overlap[k] = len(title_tokens.intersection(toks)) / max(1, len(toks))
+            words_in = set(_TOKEN.findall(b.text.lower()))
+            overlap[k] = len(title_tokens.intersection(words_in)) / max(1, len(words_in))
     head = headline_index(blocks, title)
     parents = [b.element.getparent() for b in blocks]
     siblings = Counter(parents)
