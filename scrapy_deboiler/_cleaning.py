@@ -13,6 +13,7 @@ from ._clean import CleanResult, Page
 from ._model import SiteModel
 from ._pipeline_state import PipelineBase, _Site
 from ._provisional import wants_pages
+from ._workplace import CleanJob
 
 __all__ = ["Cleaning"]
 
@@ -61,9 +62,8 @@ class Cleaning(PipelineBase):
         site.inflight += 1
         model = site.model
         want_sigs = sign if model is None else wants_pages(model, self.learn) and not fitted_on
-        args = (html, url, encoding, model, self.params, want_sigs, self.mode, self.explain, self.markdown,
-                self.body_only)
-        job = self.work.clean(args, parsed, ref=key if kept else None)
+        job = self.work.clean(CleanJob(html, url, encoding, model, self.params, want_sigs, self.options), parsed,
+                              ref=key if kept else None)
 
         def done(r: tuple[CleanResult, frozenset[str] | None]) -> None:
             result, sigs = r

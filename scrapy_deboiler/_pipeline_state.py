@@ -32,6 +32,7 @@ from ._report import SiteReport
 from ._settings import enabled, read_settings
 from ._store import SignatureStoreProtocol
 from ._store_io import StoreIO
+from ._wire import CleanOptions
 from ._workplace import Workplace
 
 if TYPE_CHECKING:
@@ -179,6 +180,8 @@ class PipelineBase:
         self.explain = bool(self.report_path)
         self.report_views = cfg.report_views
         self.report_view_sites = cfg.report_view_sites
+        #: What every clean is asked for (the worker protocol's own type).
+        self.options = CleanOptions(self.mode, self.explain, self.markdown, self.body_only)
         self._viewed_sites = 0
         self.directory = cfg.signatures_dir
         # DEBOILER_STORE: the class, called with the folder.

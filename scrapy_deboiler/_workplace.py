@@ -4,7 +4,9 @@ tasks themselves, which run in any of them."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from twisted.internet.defer import Deferred, fail, succeed
 from twisted.internet.threads import deferToThreadPool
@@ -14,8 +16,36 @@ from twisted.python.threadpool import ThreadPool
 from ._clean import CleanResult, Page, clean_page
 from ._executor import ProcessCleaner, WorkersGone
 from ._model import FitParams, SiteModel
+from ._wire import CleanOptions
 
-__all__ = ["Workplace", "clean_one", "clean_parsed", "fit_site", "sign_page"]
+__all__ = ["CleanJob", "Workplace", "clean_one", "clean_parsed", "fit_site", "sign_page"]
+
+
+@dataclass(frozen=True)
+class CleanJob:
+    """One page's clean as the pipeline asks for it, wherever it runs: the
+    page (checked against the limits already), its site's model (or none),
+    whether its signatures are wanted too (``learn``), and the options."""
+
+    html: str | bytes
+    url: str
+    encoding: str | None
+    model: SiteModel | None
+    params: FitParams
+    learn: bool
+    options: CleanOptions
+
+    def run(self) -> tuple[CleanResult, frozenset[str] | None]:
+        """The clean, here (``clean_one``, looked up when called: tests
+        wrap it)."""
+        o = self.options
+        return clean_one(self.html, self.url, self.encoding, self.model, self.params, self.learn, o.mode,
+                         o.explain, o.markdown, o.body_only)
+
+    def run_parsed(self, page: Page) -> tuple[CleanResult, frozenset[str] | None]:
+        """The clean of this page parsed already (``sign_page``)."""
+        o = self.options
+        return clean_parsed(page, self.model, self.params, self.learn, o.mode, o.explain, o.markdown, o.body_only)
 
 
 def clean_one(html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
@@ -89,15 +119,17 @@ class Workplace:
         cleaner = self.cleaner
         return cleaner if cleaner is not None and cleaner.broken is None else None
 
-    def cleaning(self, *args: Any, ref: str | None = None) -> Deferred:
-        """``clean_one(*args)`` in a worker process or in the threads.
-        ``ref``: a held page a worker signed and keeps parsed, cleaned
-        before newly arrived pages."""
+    def cleaning(self, job: CleanJob, ref: str | None = None) -> Deferred:
+        """``job`` in a worker process or in the threads. ``ref``: a held
+        page a worker signed and keeps parsed, cleaned before newly arrived
+        pages."""
         workers = self.workers
         if workers is not None:
-            return workers.clean(*args, ref=ref, urgent=ref is not None).addErrback(
-                self._elsewhere, clean_one, args)
-        return self.in_pool(clean_one, *args)
+            o = job.options
+            return workers.clean(job.html, job.url, job.encoding, job.model, job.params, job.learn, o.mode,
+                                 o.explain, o.markdown, o.body_only, ref=ref, urgent=ref is not None
+                                 ).addErrback(self._elsewhere, job.run, ())
+        return self.in_pool(job.run)
 
     def fitting(self, *args: Any) -> Deferred:
         """``fit_site(*args)`` in a worker process or in the threads."""
@@ -111,16 +143,6 @@ class Workplace:
             return self.in_pool(f, *args)
         return failure
 
-    def inline_or(self, size: int, f: Callable[..., Any], args: tuple,
-                  elsewhere: Callable[..., Deferred]) -> Deferred:
-        """``f(*args)`` on the reactor thread for pages up to
-        DEBOILER_INLINE_MAX_BYTES, else ``elsewhere(*args)``."""
-        if size <= self.inline_max:
-            try:
-                return succeed(f(*args))
-            except Exception:
-                return fail()
-        return elsewhere(*args)
 
     def in_pool(self, f: Callable[..., Any], *args: Any) -> Deferred:
         from twisted.internet import reactor
@@ -129,13 +151,18 @@ class Workplace:
             return deferToThreadPool(reactor, reactor.getThreadPool(), f, *args)
         return deferToThreadPool(reactor, self.pool, f, *args)
 
-    def clean(self, args: tuple, parsed: Page | None = None, ref: str | None = None) -> Deferred:
-        """Where a page's clean (``clean_one(*args)``) runs: a page parsed
-        here already (Redis mode, a split fit) in the threads unless workers
-        work; a page a worker keeps parsed (``ref``) there; others on the
-        reactor thread if small, else in a worker or the threads."""
+    def clean(self, job: CleanJob, parsed: Page | None = None, ref: str | None = None) -> Deferred:
+        """Where a page's clean runs: a page parsed here already (Redis
+        mode, a split fit) in the threads unless workers work; a page a
+        worker keeps parsed (``ref``) there; others on the reactor thread up
+        to DEBOILER_INLINE_MAX_BYTES, else in a worker or the threads."""
         if parsed is not None and self.workers is None:
-            return self.in_pool(clean_parsed, parsed, *args[3:])
+            return self.in_pool(job.run_parsed, parsed)
         if ref is not None:
-            return self.cleaning(*args, ref=ref)
-        return self.inline_or(len(args[0]), clean_one, args, self.cleaning)
+            return self.cleaning(job, ref=ref)
+        if len(job.html) <= self.inline_max:
+            try:
+                return succeed(job.run())
+            except Exception:
+                return fail()
+        return self.cleaning(job)
