@@ -126,7 +126,11 @@ class Sites(PipelineBase):
     def _store_waited(self, now: float) -> None:
         """Each watchdog tick: a signature file not read in ``StoreIO.wait``
         seconds (a hung network disk) is given up on; its site's items go on
-        as a new site's. Its read, if it ever ends, is not used."""
+        as a new site's. Its read, if it ever ends, is not used. (Only
+        while the store has calls unanswered: a broad crawl keeps thousands
+        of sites.)"""
+        if not self.store_io.pending:
+            return
         for site in list(self.sites.values()):
             if site.loading is not None and now - site.load_since > self.store_io.wait:
                 waiters, site.loading = site.loading, None
