@@ -997,7 +997,8 @@ async def test_a_finished_model_another_crawl_saved_is_not_replaced(tmp_path, ca
 
     def other_crawl_saves(response, request, spider):
         pipe, = [m for m in spider.crawler.engine.scraper.itemproc.middlewares if isinstance(m, DeboilerPipeline)]
-        if not written and name in pipe.sites and pipe.sites[name].model is None:
+        # (after this crawl's own read of the folder, which runs on the store's thread)
+        if not written and name in pipe.sites and pipe.sites[name].model is None and pipe.sites[name].loading is None:
             written.append(SignatureStore(folder).save(name, finished))
 
     try:
