@@ -31,7 +31,7 @@ import nox
 nox.needs_version = ">=2024.3.2"
 nox.options.default_venv_backend = "venv"
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["build", "typecheck", "tests", "pure"]
+nox.options.sessions = ["build", "typecheck", "tests", "pure", "spark"]
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 DIST = os.path.join(ROOT, "dist")
@@ -99,9 +99,16 @@ def pure(session: nox.Session) -> None:
     _suite(session, {"SCRAPY_DEBOILER_PURE_PYTHON": "1"})
 
 
-def _suite(session: nox.Session, env: dict[str, str]) -> None:
+@nox.session(python="3.11")
+def spark(session: nox.Session) -> None:
+    """The Spark tests, in this session only: PySpark is a large install
+    and a local Spark a slow start, so the other sessions go without."""
+    _suite(session, {}, extras="test,spark", tests=["test_spark*.py"])
+
+
+def _suite(session: nox.Session, env: dict[str, str], extras: str = "test", tests: list[str] | None = None) -> None:
     wheel = _wheel(session)
-    session.install(f"{wheel}[test]")
+    session.install(f"{wheel}[{extras}]")
     scratch = session.create_tmp()
     session.chdir(scratch)
     # Say (in the CI log) what is under test, and refuse a checkout import.
@@ -111,6 +118,8 @@ def _suite(session: nox.Session, env: dict[str, str]) -> None:
         "print(f'testing scrapy_deboiler {m.__version__} installed from "
         + os.path.basename(wheel) + " at {path}; compiled walks: {c._speedups is not None}'); "
         f"sys.exit(path.startswith({ROOT!r} + os.sep + 'scrapy_deboiler'))"), env=env)
-    session.run("pytest", os.path.join(ROOT, "tests"), "-c", os.path.join(ROOT, "pyproject.toml"),
+    paths = [p for t in tests for p in sorted(glob.glob(os.path.join(ROOT, "tests", t)))] if tests else [
+        os.path.join(ROOT, "tests")]
+    session.run("pytest", *paths, "-c", os.path.join(ROOT, "pyproject.toml"),
                 "--rootdir", ROOT, *session.posargs,
                 env={"DEBOILER_DIST": DIST, "DEBOILER_WHEEL": wheel, **env})

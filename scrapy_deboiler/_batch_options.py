@@ -45,6 +45,11 @@ class BatchOptions:
     gzip_level: int = GZIP_LEVEL
     #: Also write ``clean_markdown``: what was kept, as CommonMark.
     markdown: bool = False
+    #: Also write the page's metadata (author, dates, language ...) in
+    #: ``metadata_field`` (a record holding one keeps it); each fitted site
+    #: learns where it keeps its byline and dates.
+    metadata: bool = False
+    metadata_field: str = "page_metadata"
     #: Show progress on stderr when it is a terminal.
     progress: bool = True
     #: Keep the kept pages' trees after cleaning them, for a process that

@@ -11,10 +11,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ._batch_options import BatchOptions, site_of
-from ._clean import Page, clean_page
+from ._clean import Page, clean_page, summary_of
 from ._compiled import speedups as _speedups  # None: not built, or switched off
 from ._files import dumps, loads
-from ._sitedb import SiteDB, SiteState
+from ._pagekey import page_key
+from ._sitedb import HintSample, SiteDB, SiteState
 from ._status import page_status
 
 __all__ = ["Item", "clean_record"]
@@ -99,7 +100,7 @@ def clean_record(record: Any, options: BatchOptions, state: SiteState | Callable
         if page is None:
             page = Page(html, url, encoding, scheme=options.params.scheme, limits=options.limits)
         result = clean_page(page, state.model, mode=options.mode, markdown=options.markdown,
-                            body_only=options.body_only)
+                            body_only=options.body_only, metadata=options.metadata)
     except Exception as e:  # a bug must cost one record, not the run
         logger.exception("cleaning %s failed", url)
         out["deboiler"] = {"status": "error", "reason": f"{type(e).__name__}: {e}"}
@@ -119,6 +120,8 @@ def clean_record(record: Any, options: BatchOptions, state: SiteState | Callable
         out[options.comments_field] = result.comments
     if _lacks(out.get(options.title_field)):  # never over the record's own
         out[options.title_field] = result.title
+    if options.metadata and _lacks(out.get(options.metadata_field)):
+        out[options.metadata_field] = result.metadata
     out["deboiler"] = status
     return out
 
@@ -145,12 +148,17 @@ class _Work:
         self.kept: dict[int, tuple[dict, Page, int] | dict] = {}
         #: Keep cleaned pages to the end (``BatchOptions.retain_kept``).
         self.retain = options.retain_kept
+        #: The pages whose metadata summaries pass 1 reads.
+        self.hint_sample = HintSample()
 
-    def sign(self, items: list[tuple[int, int, Item]], keep: int) -> list[tuple[str, str, bytes] | None]:
-        """(site, url, packed signatures) of each item, None for one that is no
-        page; the first ``keep`` items are kept for cleaning."""
+    def sign(self, items: list[tuple[int, int, Item]],
+             keep: int) -> list[tuple[str, str, bytes, str | None] | None]:
+        """(site, url, packed signatures, metadata summary as JSON or None)
+        of each item, None for one that is no page; the first ``keep`` items
+        are kept for cleaning. With ``metadata``, the summaries of the pages
+        ``HintSample`` wants (its site's smallest keys so far)."""
         options = self.options
-        infos: list[tuple[str, str, bytes] | None] = []
+        infos: list[tuple[str, str, bytes, str | None] | None] = []
         for n, (index, where, item) in enumerate(items):
             record = _record(item, where, options)
             got = _page_input(record, options)
@@ -169,7 +177,10 @@ class _Work:
                     self.kept[index] = {**_output_fields(record, options),
                                         "deboiler": {"status": "error", "reason": f"{type(e).__name__}: {e}"}}
                 continue
-            infos.append((site_of(record, options), url, _packed(page)))
+            site, packed, meta = site_of(record, options), _packed(page), None
+            if options.metadata and page.skipped is None and self.hint_sample.wants(site, page_key(url, packed)):
+                meta = dumps(summary_of(page)).decode()
+            infos.append((site, url, packed, meta))
             if n < keep:  # the HTML is parsed already; its type says archive or not
                 record[options.html_field] = b"" if isinstance(html, bytes) else ""
                 self.kept[index] = (record, page, len(html))

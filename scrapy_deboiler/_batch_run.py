@@ -1,7 +1,8 @@
 """One batch run over an input (``_Run``): its temporary site table
 (``_sitedb``), the pages kept in memory between the passes and the spill
 file; pass 1 (read, parse and sign), the fit, and pass 3 (clean in input
-order), here or in the worker processes."""
+order), here or in the worker processes. The pages a worker that died had
+kept are read again from the input (``_revive``)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Any
 from ._batch_options import BatchOptions
 from ._batch_pages import Item, _Work
 from ._batch_spill import _Spill
-from ._batch_workers import _Workers
+from ._batch_workers import Message, _Workers
 from ._clean import empties_many
 from ._files import DamagedInput, dumps, read_lines
 from ._sitedb import SiteDB
@@ -94,12 +95,20 @@ class _Run:
     archive: Counter = field(default_factory=Counter)
     #: The input could not be read to its end (pages before it are good).
     damage: DamagedInput | None = None
+    #: Records whose pages a worker kept and died with; those read again
+    #: from the input (record number -> (line number, item)), until cleaned.
+    lost: set[int] = field(default_factory=set)
+    recovered: dict[int, tuple[int, Item]] = field(default_factory=dict)
+    #: The input; the pass the workers are in, and its messages made so far.
+    src: Any = None
+    phase: str = "sign"
+    made: int = 0
 
     def __post_init__(self) -> None:
         # Model caches get a tenth of the bound (a signature costs ~100 bytes).
         self.cache = max(1000, int(self.options.max_memory * 0.1 / 100 / self.options.jobs))
         self.db = SiteDB(os.path.join(self.folder, "sites.sqlite"), self.cache)
-        self.workers = _Workers(self.options) if self.options.jobs > 1 else None
+        self.workers = _Workers(self.options, BATCH, self._revive) if self.options.jobs > 1 else None
         self.local = _Work(self.options, self.db)
         self.spill = _Spill(self.folder)
         self.sites = 0
@@ -152,14 +161,65 @@ class _Run:
                 batch.append((index, where, item))
                 self.records = index + 1
                 if len(batch) == BATCH:
+                    self.made = b + 1
                     yield message()
                     batch, b = [], b + 1
         except DamagedInput as e:  # the pages before the damage still count
             self.damage = e
         if batch:
+            self.made = b + 1
             yield message()
 
+    def _kept(self, b: int) -> list[int]:
+        """The records of batch ``b`` whose pages its worker keeps."""
+        cut = self.first_unkept[b % self.options.jobs]
+        return [i for i in range(b * BATCH, min((b + 1) * BATCH, self.records)) if cut < 0 or i < cut]
+
+    def _revive(self, w: int, pending: list[Message]) -> list[Message]:
+        """Worker ``w`` died with ``pending`` unanswered (``_Workers``): in
+        pass 1, its answered batches' kept pages are lost (its pending
+        batches go again, to be kept by its replacement); in pass 3, the
+        kept pages of its batches still to clean are read again from the
+        input, and its pending batches carry them."""
+        jobs, unanswered = self.options.jobs, {m[0] for m in pending}
+        if self.phase == "sign":
+            for b in range(w, self.made, jobs):
+                if b not in unanswered:
+                    self.lost.update(self._kept(b))
+            return pending
+        for b in range(w, (self.records + BATCH - 1) // BATCH, jobs):
+            if b in unanswered or b >= self.made:
+                self.lost.update(self._kept(b))
+        self._recover()
+        return [(b, kind, ([self._item(i, where, item) for i, where, item in args[0]],))
+                for b, kind, args in pending]
+
+    def _recover(self) -> None:
+        """Read the lost records again from the input (it is a file)."""
+        want = self.lost - self.recovered.keys()
+        self.lost.clear()
+        if not want:
+            return
+        logger.warning("reading %d records again from %s (their pages were kept by a worker that died)",
+                       len(want), os.fspath(self.src))
+        try:
+            for index, (where, item) in enumerate(_items(self.src, self.options, Counter())):
+                if index in want:
+                    self.recovered[index] = (where, item)
+                    want.discard(index)
+                    if not want:
+                        break
+        except DamagedInput:  # after the records read in pass 1
+            pass
+
+    def _item(self, i: int, where: int, item: Item | None) -> tuple[int, int, Item | None]:
+        """A record for pass 3: as given, or read again if its page was lost."""
+        if item is None and i in self.recovered:
+            return (i, *self.recovered.pop(i))
+        return i, where, item
+
     def first_pass(self, src, keep: bool) -> None:
+        self.src = src
         progress = _Progress(self.options, "reading")
         try:
             messages = self._batches(src, keep)
@@ -212,9 +272,13 @@ class _Run:
             for b, start in enumerate(range(0, self.records, BATCH)):
                 w = b % jobs
                 cut = self.first_unkept[w]
-                items = [(i, 0, None) if cut < 0 or i < cut else (i, *self.spill.read())
+                items = [self._item(i, 0, None) if cut < 0 or i < cut else (i, *self.spill.read())
                          for i in range(start, min(start + BATCH, self.records))]
+                self.made = b + 1
                 yield b, "clean", (items,)
+
+        self.phase, self.made = "clean", 0
+        self._recover()  # the pages of workers that died in pass 1
 
         if self.workers is not None:
             answers = self.workers.ordered(messages())

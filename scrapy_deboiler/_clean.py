@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Callable, Iterable
 from copy import deepcopy
+from typing import Any
 from itertools import compress
 from dataclasses import dataclass, field
 
@@ -17,12 +19,17 @@ from ._model import FitParams, SiteModel
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import drop as _drop
 from ._text import layout_table, tree_text
+from ._candidates import PageRead, read_page
+from ._metadata import learn_hints, page_candidates, page_metadata, page_summary
 from ._title import page_title
 
 # None when not built or switched off (subtrees are detached through lxml)
 from ._compiled import speedups as _speedups
 
-__all__ = ["FALLBACKS", "MODES", "Page", "CleanResult", "clean_page", "fit_and_clean"]
+logger = logging.getLogger(__name__)
+
+__all__ = ["FALLBACKS", "MODES", "Page", "CleanResult", "clean_page", "fit_and_clean", "fit_pages", "learn_pages",
+           "read_of", "summary_of"]
 
 
 class Page:
@@ -32,7 +39,7 @@ class Page:
     again then. Cleaning leaves its tree as it was.
     """
 
-    __slots__ = ("url", "root", "encoding", "notes", "scheme", "signed", "skipped", "_sigs", "_cleaned")
+    __slots__ = ("url", "root", "encoding", "notes", "scheme", "signed", "skipped", "_sigs", "_cleaned", "meta_read")
 
     def __init__(
         self,
@@ -57,6 +64,9 @@ class Page:
         #: "cleaned": its signatures were freed (signed again if cleaned
         #: again).
         self._cleaned: str | None = None
+        #: Its metadata as read whatever its template (``_candidates.read_page``),
+        #: once: when it is signed for its site's fit, for its clean too.
+        self.meta_read: PageRead | None = None
         if self.skipped is not None:
             self.root, self.encoding, self.notes = empty_root(), "", []
             self.signed = SignedTree()
@@ -103,6 +113,9 @@ class CleanResult:
     fallback: str = ""
     #: Share of the page's text inside the subtrees the site model matched.
     model_share: float = 0.0
+    #: With ``metadata``: ``_metadata.page_metadata``'s dict (author,
+    #: dates, language ...), chosen with the model's ``metadata_hints``.
+    metadata: dict[str, str | None] | None = None
 
 
 #: Why a page was not cleaned with its site's model as it stood:
@@ -338,7 +351,7 @@ def boilerplate_of(page: Page, model: SiteModel | None, content: bool = False,
 
 def clean_page(
     page: Page, model: SiteModel | None, *, want_html: bool = True, mode: str = "boilerplate",
-    explain: bool = False, markdown: bool = False, body_only: bool = False,
+    explain: bool = False, markdown: bool = False, body_only: bool = False, metadata: bool = False,
 ) -> CleanResult:
     """Remove the model's boilerplate subtrees from ``page``; keep the rest
     exactly (attributes, tails, order). With no model nothing is removed.
@@ -348,7 +361,10 @@ def clean_page(
     ``body_only`` is passed on to ``select_content`` (boilerplate mode
     takes it and ignores it). ``markdown`` also renders what is kept as
     Markdown, with the page's own structure (links, lists, tables ...).
-    Either mode gives the page's headline (``CleanResult.title``).
+    Either mode gives the page's headline (``CleanResult.title``);
+    ``metadata`` adds its author, dates, language ... (``_metadata``),
+    read outside the subtrees the model takes for template and where the
+    model learned the site keeps them.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -397,6 +413,12 @@ def clean_page(
     # its <title> repeats ("Traits - The Rust Programming Language").
     template = {signed.element(i) for i in found} if addresses is not None else set(dropped)
     title = page_title(page.root, page.url, skip=template)
+    meta_template = template
+    if metadata and not content and model is not None:
+        # A byline's name or date is a phrase other pages repeat (in their
+        # lists of posts): boilerplate mode removes such phrases, but the
+        # page's metadata is read outside its template as content mode takes it.
+        meta_template = {signed.element(i) for i in dropped_entries(signed, model.boilerplate, True)[0]}
     blocks: list[tuple[str, str]] = []
     if explain and model is not None:  # for reports: which subtrees, by signature
         signed = page.signed
@@ -407,26 +429,38 @@ def clean_page(
     if mode == "content":
         # The block walk skips boilerplate subtrees itself: no tree surgery.
         kept: list | None = [] if markdown else None
+        seen: list | None = [] if metadata else None
         text, html, comments = select_content(page.root, skip=template, near=near, kept_out=kept,
-                                               single=model is None, body_only=body_only, url=page.url)
+                                               single=model is None, body_only=body_only, url=page.url,
+                                               blocks_out=seen)
         if fallback == "emptied":
             alone_kept: list | None = [] if markdown else None
-            alone = select_content(page.root, kept_out=alone_kept, single=True, body_only=body_only, url=page.url)
+            alone_seen: list | None = [] if metadata else None
+            alone = select_content(page.root, kept_out=alone_kept, single=True, body_only=body_only, url=page.url,
+                                   blocks_out=alone_seen)
             if _emptied_content(text, alone[0]):
                 text, html, comments = alone
-                kept, dropped, removed, blocks = alone_kept, [], 0, []
+                kept, dropped, removed, blocks, seen = alone_kept, [], 0, [], alone_seen
                 title = page_title(page.root, page.url)
             else:  # the model took template only: a page of nav and a line
                 fallback = ""
         md = ""
         if kept is not None:
             md = tree_markdown(content_tree(page.root, set(kept), set(dropped), _is_hidden))
+        meta = None
+        if metadata:
+            meta = _guarded(page, lambda: page_metadata(page.root, page.url, text, set(dropped),
+                                                        model.metadata_hints if model is not None else None,
+                                                        blocks=seen, read=read_of(page)))
         return CleanResult(text, html if want_html else "", removed, list(page.notes), comments,
-                           removed_blocks=blocks, markdown=md, title=title, fallback=fallback, model_share=share)
+                           removed_blocks=blocks, markdown=md, title=title, fallback=fallback, model_share=share,
+                           metadata=meta)
     def render(root: etree._Element = page.root) -> tuple[str, str, str]:
         html = etree.tostring(root, method="html", encoding="unicode") if want_html else ""
         return tree_text(root), html, tree_markdown(root) if markdown else ""
 
+    candidates = _guarded(page, lambda: page_candidates(page.root, page.url, meta_template,
+                                                        read=read_of(page))) if metadata else None
     written = None
     if addresses is not None:
         # The subtrees are unlinked only while the page is written (C, no
@@ -438,8 +472,24 @@ def clean_page(
     if written is None:
         written = render(_without(page.root, dropped) if dropped else page.root)
     text, html, md = written
+    meta = None
+    if candidates is not None:
+        meta = _guarded(page, lambda: page_metadata(page.root, page.url, text, candidates=candidates,
+                                                    hints=model.metadata_hints if model is not None else None))
     return CleanResult(text, html, removed, list(page.notes), removed_blocks=blocks, markdown=md, title=title,
-                       fallback=fallback, model_share=share)
+                       fallback=fallback, model_share=share, metadata=meta)
+
+
+def _guarded(page: Page, read: Callable[[], Any]) -> Any:
+    """``read()``, the page's metadata; a fault there (a bug on an odd page)
+    costs the metadata (None, the note ``metadata-failed`` and a WARNING),
+    never the page's clean text."""
+    try:
+        return read()
+    except Exception:
+        logger.warning("deboiler: reading the metadata of %s failed", page.url or "a page", exc_info=True)
+        page.notes.append("metadata-failed")
+        return None
 
 
 def _without(root: etree._Element, dropped: list[etree._Element]) -> etree._Element:
@@ -477,11 +527,40 @@ def _emptied_content(with_model: str, alone: str) -> bool:
     return len(alone) > 2 * len(with_model)
 
 
+def read_of(page: Page) -> PageRead:
+    """The page's metadata read whatever its template, read once a parse."""
+    if page.meta_read is None:
+        page.meta_read = read_page(page.root, page.url)
+    return page.meta_read
+
+
+def summary_of(page: Page) -> dict:
+    """The page's metadata summary for its site's fit (``page_summary``)."""
+    return page_summary(page.root, page.url, read=read_of(page))
+
+
+def learn_pages(model: SiteModel, summaries: Iterable[dict | None]) -> SiteModel:
+    """Give ``model`` the metadata hints learned from its fit pages'
+    ``page_summary`` (None: a page that could not give one)."""
+    model.metadata_hints = learn_hints([s for s in summaries if s is not None])
+    return model
+
+
+def fit_pages(pages: list[Page], params: FitParams, metadata: bool = False) -> SiteModel:
+    """A site's model fitted on its parsed pages; with ``metadata`` it also
+    learns where the site keeps its byline and dates (``learn_pages``)."""
+    model = SiteModel.fit(pages, params)
+    if metadata:
+        learn_pages(model, (summary_of(p) for p in pages if p.skipped is None))
+    return model
+
+
 def fit_and_clean(
     pages: Iterable[tuple[str, str | bytes]],
     params: FitParams | None = None,
     mode: str = "boilerplate",
     limits: Limits = DEFAULT_LIMITS,
+    metadata: bool = False,
 ) -> tuple[SiteModel, list[CleanResult]]:
     """Fit a model on one site's pages and clean them, parsing each page once.
 
@@ -498,5 +577,5 @@ def fit_and_clean(
                             f"{repr(pair)[:60]}")
         pairs.append(pair)
     parsed = [Page(html, url, scheme=params.scheme, limits=limits) for url, html in pairs]
-    model = SiteModel.fit(parsed, params)
-    return model, [clean_page(p, model, mode=mode) for p in parsed]
+    model = fit_pages(parsed, params, metadata)
+    return model, [clean_page(p, model, mode=mode, metadata=metadata) for p in parsed]

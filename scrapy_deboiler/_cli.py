@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from ._batch import BatchOptions, DamagedInput, clean_file, fit_file
+from ._batch_workers import WorkerDied
 from ._files import open_text
 from ._clean import Page
 from ._content import ContentModelError, default_model
@@ -81,6 +82,11 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
     p.add_argument("--markdown", action="store_true",
                    help="also write clean_markdown: what was kept, as CommonMark with its links, lists, tables")
+    p.add_argument("--metadata", action="store_true",
+                   help="also write the page's author, dates, language, site name, canonical URL, description "
+                        "and image, learned per site (docs/metadata.md)")
+    p.add_argument("--metadata-field", default="page_metadata",
+                   help="--metadata's field; a record that has it keeps its own (default: %(default)s)")
 
 
 def _add_redis(p: argparse.ArgumentParser) -> None:
@@ -152,6 +158,11 @@ def _options(args: argparse.Namespace) -> BatchOptions:
         raise ValueError(f"--title-field {args.title_field!r} is a field the output already has")
     if args.comments_field in written | {args.title_field}:
         raise ValueError(f"--comments-field {args.comments_field!r} is a field the output already has")
+    meta_field = args.metadata_field
+    if meta_field != meta_field.strip() or not meta_field:
+        raise ValueError(f"--metadata-field {meta_field!r}: expected a field name (without surrounding spaces)")
+    if meta_field in written | {args.title_field, args.comments_field}:
+        raise ValueError(f"--metadata-field {meta_field!r} is a field the output already has")
     return BatchOptions(
         url_field=args.url_field,
         html_field=args.html_field,
@@ -168,6 +179,8 @@ def _options(args: argparse.Namespace) -> BatchOptions:
         max_memory=args.max_memory * 1024 * 1024,
         progress=not args.no_progress,
         markdown=args.markdown,
+        metadata=args.metadata,
+        metadata_field=meta_field,
         retain_kept=_EXITING,
     )
 
@@ -214,6 +227,9 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("inspect", help="summarise a signature file")
     p.add_argument("file")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    from ._spark_cli import add_parser as _add_spark  # its own module: pyspark only when it runs
+
+    _add_spark(sub)
     return parser
 
 
@@ -238,6 +254,7 @@ def _inspect(path: str, as_json: bool) -> int:
         "boilerplate": len(model.boilerplate),
         "support": {str(k): hist[k] for k in sorted(hist)},
         "params": model.params.to_json(),
+        "metadata": model.metadata_hints.to_json() if model.metadata_hints else None,
     }
     if as_json:
         print(json.dumps(summary, indent=2))
@@ -248,6 +265,8 @@ def _inspect(path: str, as_json: bool) -> int:
             value = ", ".join(f"{n} pairs: {c}" for n, c in value.items()) or "-"
         elif key == "params":
             value = json.dumps({k: v for k, v in value.items() if k != "scheme"})
+        elif key == "metadata":  # where the site keeps its byline and dates (--metadata)
+            value = "; ".join(f"{f}: {' | '.join(keys)}" for f, keys in value["fields"].items()) if value else "-"
         print(f"{key:<{width}}  {value}")
     return 0
 
@@ -381,6 +400,10 @@ def main(argv: list[str] | None = None) -> int:
             default_model()  # a broken install fails here, not on every record
         if args.command == "show":
             return _show(args)
+        if args.command == "spark":
+            from ._spark_cli import run as _spark
+
+            return _spark(args)
         store = SignatureStore(args.signatures) if args.signatures else None
         if store is not None:
             store.sweep()  # temporary files of writers killed long ago
@@ -392,6 +415,9 @@ def main(argv: list[str] | None = None) -> int:
             except DamagedInput as e:  # as clean says it: the sites were fitted on what was read
                 print(f"scrapy-deboiler: error: {e}; the sites were fitted on their records", file=sys.stderr)
                 return 1
+            except WorkerDied as e:
+                print(f"scrapy-deboiler: error: {e}", file=sys.stderr)
+                return 1
             log.info("%d sites: %d fitted, %d from files, %d too small%s (%.1fs)", sum(sites.values()),
                      sites["fitted"], sites["file"], sites["too_small"],
                      ", and pages without a host in their URL" if sites["no_host"] else "",
@@ -401,6 +427,10 @@ def main(argv: list[str] | None = None) -> int:
             totals = clean_file(args.input, args.output, options, store)
         except DamagedInput as e:
             print(f"scrapy-deboiler: error: {e}; the output holds their records", file=sys.stderr)
+            return 1
+        except WorkerDied as e:  # a page that kills its worker every time
+            print(f"scrapy-deboiler: error: {e}; the output holds the records before them (--jobs 1 would "
+                  "stop on the same records)", file=sys.stderr)
             return 1
         log.info("%d records: %d cleaned, %d emptied, %d single pages, %d unchanged, %d skipped, %d errors (%.1fs)",
                  totals["records"], totals["cleaned"], totals["emptied"], totals["single_page"], totals["unchanged"],

@@ -7,7 +7,9 @@ import logging
 import time
 from typing import Any
 
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred, fail
+from twisted.internet.task import deferLater
 from twisted.internet.threads import deferToThreadPool
 
 from ._clean import Page
@@ -21,6 +23,9 @@ from ._workplace import sign_page
 __all__ = ["Cluster"]
 
 logger = logging.getLogger(__name__)
+
+#: The close waits at most this long for the cluster's last answers.
+_CLOSING_REDIS_WAIT = 30.0
 
 
 def is_redis_error(e: BaseException) -> bool:
@@ -49,7 +54,48 @@ class Cluster(PipelineBase):
 
         if self._redis_threads is None:  # closed: fail like an unreachable Redis
             return fail(ConnectionError("the pipeline is closed"))
-        return deferToThreadPool(reactor, self._redis_threads, f, *args)
+        d = deferToThreadPool(reactor, self._redis_threads, f, *args)
+        self._redis_calls.add(d)
+
+        def answered(result: Any) -> Any:
+            self._redis_calls.discard(d)
+            return result
+
+        return d.addBoth(answered)
+
+    async def _settle_redis(self) -> None:
+        """The close, before the models are saved: the Redis calls in flight
+        answer (the offers of the last pages cleaned, the pool's fit they
+        start: they come after the last item left, the later the farther
+        Redis is), then a site still provisional takes the finished model
+        another worker published meanwhile. A crawl closed without them
+        saved its provisional model, not the cluster's. At most
+        ``_CLOSING_REDIS_WAIT`` seconds."""
+        deadline = time.monotonic() + _CLOSING_REDIS_WAIT
+        await self._redis_answered(deadline)
+        sites = [s for s in self.sites.values()
+                 if s.hold.pooled and not s.hold.busy and s.model is not None and s.model.provisional]
+        if sites and self.redis_up and self.redis is not None:
+            def published(sizes: dict[str, tuple[int, int]]) -> None:
+                for site in sites:
+                    assert site.model is not None
+                    if site.hold.pooled and sizes[site.name][1] > model_rank(site.model):
+                        self._fit_pool(site, Release.POOL_MODEL)  # takes the published model (not if busy)
+
+            d = self._in_redis(self.redis.sizes, [s.name for s in sites])
+            d.addCallbacks(published, self._redis_failed)
+            d.addErrback(self._pipeline_error)
+            await self._redis_answered(deadline)
+        if self._redis_calls:
+            self._inc("redis/close_timeouts")
+            logger.warning("deboiler: %d Redis calls still unanswered %gs into the close: the sites waiting "
+                           "for them keep the models they have", len(self._redis_calls), _CLOSING_REDIS_WAIT)
+
+    async def _redis_answered(self, deadline: float) -> None:
+        from twisted.internet import reactor
+
+        while self._redis_calls and time.monotonic() < deadline:
+            await maybe_deferred_to_future(deferLater(reactor, 0.01, lambda: None))
 
     def _redis_connect(self) -> Deferred:
         assert self.redis is not None
@@ -76,6 +122,8 @@ class Cluster(PipelineBase):
         """A Redis call failed: every pooled site falls back to the local
         rules at once (a site holding enough pages is fitted on them now);
         new sites run locally until a retry connects. One warning an outage."""
+        if self._redis_threads is None:  # a late answer after the close: no outage
+            return
         self._redis_retry_at = time.monotonic() + self._redis_retry
         self._inc("redis/errors")
         was_up, self.redis_up = self.redis_up, False
@@ -172,7 +220,7 @@ class Cluster(PipelineBase):
         url = page.url.split("#", 1)[0]
         d = self._sign_held(page)
         if d is not None:
-            d.addCallback(lambda sigs: self._in_redis(redis.offer, site.name, url, sigs))
+            d.addCallback(lambda signed: self._in_redis(redis.offer, site.name, url, signed[0]))
         else:
             d = self.work.in_pool(sign_page, page.html, page.url, page.encoding, self.params)
 

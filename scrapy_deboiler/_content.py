@@ -386,15 +386,19 @@ def _block_table(root: etree._Element, skip: set | frozenset, near: set | frozen
 def select_content(root: etree._Element, model: ContentModel | None = None,
                    skip: set | frozenset = frozenset(),
                    near: set | frozenset = frozenset(), kept_out: list | None = None,
-                   single: bool = False, body_only: bool = False, url: str = "") -> tuple[str, str, str]:
+                   single: bool = False, body_only: bool = False, url: str = "",
+                   blocks_out: list | None = None) -> tuple[str, str, str]:
     """(text, html, comments) of the blocks the model keeps, in document
     order, leaving out the subtrees in ``skip``; ``single`` as in
     ``judge_blocks``. ``comments``: the blocks
     not kept inside an element whose class or id says comment. The kept
     blocks' elements are added to ``kept_out`` (for Markdown). The HTML
     keeps the page's structure around the kept text (``content_html``;
-    links made absolute against ``url``)."""
+    links made absolute against ``url``). ``blocks_out`` gets every block
+    (for the page's metadata)."""
     blocks, _, flags = judge_blocks(root, model, skip, near, single)
+    if blocks_out is not None:
+        blocks_out.extend(blocks)
     if body_only:
         flags = body_flags(blocks, flags, title_text(root))
     kept = [b for b, k in zip(blocks, flags) if k]

@@ -140,6 +140,12 @@ class ContentModel:
         assert self.stage2 is not None
         return [_sigmoid(z) for z in self.stage2.raw(rows)] if rows else []
 
+    def stage2_table_scores(self, flat: array) -> list[float]:
+        """``stage2_scores`` of rows given as one flat array
+        (``_speedups.stage2_table``)."""
+        assert self.stage2 is not None
+        return self.stage2.raw_table(flat, probabilities=True)
+
     def _blend(self, shared: list[float], single: list[float]) -> list[float]:
         """The shared trees' probabilities blended with the single-page
         trees': ``weight`` of the second."""
@@ -166,6 +172,7 @@ class _Trees:
     nodes; the raw score is ``base`` plus one leaf value per tree."""
 
     def __init__(self, data: dict, width: int = FEATURE_COUNT) -> None:
+        self.width = width
         self.base = float(data["base"])
         self.feature = array("i", data["feature"])
         self.threshold = array("d", data["threshold"])
@@ -192,7 +199,7 @@ class _Trees:
         """``raw`` of rows given as one flat array (compiled walks only);
         ``probabilities``: through ``_sigmoid``, computed alike in C."""
         assert _speedups is not None  # the flat rows come from the compiled table
-        return _speedups.score_table(flat, FEATURE_COUNT, self.feature, self.threshold, self.left,
+        return _speedups.score_table(flat, self.width, self.feature, self.threshold, self.left,
                                      self.right, self.value, self.roots, self.base, probabilities)
 
     def raw_py(self, rows: list[list[float]]) -> list[float]:

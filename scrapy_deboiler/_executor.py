@@ -46,22 +46,19 @@ from ._model import FitParams, SiteModel
 from ._store import model_from_json, model_to_json
 from ._wire import (KEEP_MODELS, PIPE_BYTES, SHUTDOWN_SIGNALS, Cleaned, CleanOptions, CleanTask, Failed, Fitted,
                     FitTask, Missing, PageCache, PageData, Ready, Signed, SignTask, decode_frame,
-                    read_answer, task_frame)
+                    read_answer, task_frame, widen_pipe)
 
 __all__ = ["ProcessCleaner", "WorkerError", "WorkersGone"]
 
 logger = logging.getLogger(__name__)
 
-#: Linux's F_SETPIPE_SZ (fcntl).
-_F_SETPIPE_SZ = 1031
 #: Tasks sent to a worker and not answered yet. The rest wait here, where
 #: urgent ones (fits, signs, the cleans of a fit's pages: held items wait
 #: for them) go before the cleans of newly arrived pages. Fewer (2 or 4)
 #: left the worker waiting for the busy reactor between tasks.
 _IN_FLIGHT = 64
 #: Workers that may die in a row while starting (before they say they are
-#: ready) before the workers are given up. A worker that dies later died of
-#: the page it was cleaning: that page fails, and a new worker goes on.
+#: ready) before the workers are given up (a later death: ``_retried``).
 _MAX_UNREADY_DEATHS = 3
 #: HTML a worker keeps parsed for cleans to come (``ProcessCleaner``'s
 #: ``keep_bytes``).
@@ -109,6 +106,10 @@ class _Task:
     #: Goes before the cleans of newly arrived pages: fits, signs, and the
     #: cleans of a fit's pages (the site's held items wait for them).
     urgent: bool = False
+    #: A sign task: answer the page's metadata summary too.
+    meta: bool = False
+    #: Whether a worker died while on it already (see ``_worker_died``).
+    died_once: bool = False
 
 
 
@@ -165,12 +166,7 @@ class _Worker:
         task_r, task_w = os.pipe()
         result_r, result_w = os.pipe()
         for fd in (task_w, result_r):
-            try:
-                import fcntl
-
-                fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_BYTES)
-            except (ImportError, OSError):  # not Linux, or over /proc/sys/fs/pipe-max-size
-                pass
+            widen_pipe(fd)
             os.set_blocking(fd, False)
         masked = hasattr(signal, "pthread_sigmask")
         old = signal.pthread_sigmask(signal.SIG_BLOCK, SHUTDOWN_SIGNALS) if masked else None
@@ -213,7 +209,8 @@ class _Worker:
         try:
             at = self._drain()
         except Exception as e:  # a frame we cannot read: this worker is not to be trusted
-            self.owner._log_broken(e)
+            logger.error("deboiler: a worker process answered what cannot be read (%s: %s); starting a new one",
+                         type(e).__name__, e)
             self.buf = bytearray()
             self.die(kill=True)
             return
@@ -352,27 +349,28 @@ class ProcessCleaner:
     # -- the pipeline's calls ----------------------------------------------
 
     def clean(self, html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
-              params: FitParams, learn: bool, mode: str, explain: bool = False, markdown: bool = False,
-              body_only: bool = False, *, ref: str | None = None, urgent: bool = False) -> Deferred:
+              params: FitParams, learn: bool, options: CleanOptions, *, ref: str | None = None,
+              urgent: bool = False) -> Deferred:
         """A Deferred of (CleanResult, signatures or None): the arguments
         of ``_workplace.clean_one``, and by keyword ``ref``: the
         page was ``sign``-ed under that name (a worker that kept it parsed
         cleans it without the HTML); ``urgent``: before other cleans."""
         return self._submit(_Task("clean", self._params_doc(params), [(url, html, encoding)], Deferred(),
-                                  CleanOptions(mode, explain, markdown, body_only), learn, model, ref=ref,
+                                  options, learn, model, ref=ref,
                                   urgent=urgent))
 
-    def sign(self, ref: str, html: str | bytes, url: str, encoding: str | None, params: FitParams) -> Deferred:
-        """A Deferred of the page's signatures; the worker keeps it parsed
-        (some ``keep_bytes`` of pages) for a ``clean`` naming ``ref``."""
+    def sign(self, ref: str, html: str | bytes, url: str, encoding: str | None, params: FitParams,
+             meta: bool = False) -> Deferred:
+        """A Deferred of the page's signatures and, with ``meta``, its
+        metadata summary (``page_summary``; else None); the worker keeps it
+        parsed (some ``keep_bytes`` of pages) for a ``clean`` naming ``ref``."""
         return self._submit(_Task("sign", self._params_doc(params), [(url, html, encoding)], Deferred(), ref=ref,
-                                  urgent=True))
+                                  urgent=True, meta=meta))
 
-    def fit(self, pages: list[PageData], params: FitParams, mode: str,
-            explain: bool = False, markdown: bool = False, body_only: bool = False) -> Deferred:
+    def fit(self, pages: list[PageData], params: FitParams, options: CleanOptions) -> Deferred:
         """A Deferred of (the model fitted on ``pages``, their CleanResults)."""
         return self._submit(_Task("fit", self._params_doc(params), pages, Deferred(),
-                                  CleanOptions(mode, explain, markdown, body_only), urgent=True))
+                                  options, urgent=True))
 
     def _params_doc(self, params: FitParams) -> dict:
         """``params.to_json()``, once (``asdict`` copies deeply: 0.18 ms)."""
@@ -429,7 +427,8 @@ class ProcessCleaner:
             assert task.ref is not None
             size = len(task.pages[0][1])
             worker.pages.keep(task.ref, None, size, self.keep_bytes)
-            return task_frame(SignTask(task.id, task.params, task.ref, size, self.keep_bytes, task.pages[0]))
+            return task_frame(SignTask(task.id, task.params, task.ref, size, self.keep_bytes, task.pages[0],
+                                       task.meta))
         assert task.options is not None
         if task.kind == "fit":
             return task_frame(FitTask(task.id, task.params, task.options, task.pages))
@@ -521,27 +520,33 @@ class ProcessCleaner:
         task.done.callback(value)
 
     def _worker_died(self, worker: _Worker, tasks: list[_Task]) -> None:
-        """A worker died: the task it was working on fails (it may be what
-        killed it), the ones waiting in its pipe go to the others, and a new
-        worker takes its place; unless workers cannot run here at all."""
+        """A worker died: the task it was working on goes to a new worker
+        once more, and fails if it dies again (it may be what killed it; see
+        ``_retried``), the ones waiting in its pipe go to the others, and a
+        new worker takes its place; unless workers cannot run here at all."""
         if self._closed:
             return
         code = worker.proc.returncode
         self.deaths += 1
         # Before it said it was ready it had read no task: none killed it.
         killer = tasks[0] if tasks and worker.ready else None
+        retry = killer is not None and _retried(killer, worker.killed_for)
         if not worker.ready:
             self._unready_deaths += 1
         elif worker.killed_for is None:  # (a kill for silence was logged already)
-            logger.warning("deboiler: a worker process died (exit status %s)%s; a new one takes its place%s",
+            logger.warning("deboiler: a worker process died (exit status %s)%s; a new one takes its place%s%s",
                            code, _doing(killer) if killer is not None and killer.pages else "",
-                           f" and the {len(tasks) - 1} other pages it had" if len(tasks) > 1 else "")
+                           f" and the {len(tasks) - 1} other pages it had" if len(tasks) > 1 else "",
+                           " and tries that page once more" if retry else "")
+        if retry:
+            killer = None  # it goes again, first, with the others
         for task in reversed(tasks[1:] if killer else tasks):
             task.resend = False
             self._queue(task).appendleft(task)
         if killer is not None:
             why = worker.killed_for or f"died (exit status {code})"
-            killer.done.errback(WorkerError(f"the worker process {why} on this page"))
+            again = " again" if killer.died_once else ""
+            killer.done.errback(WorkerError(f"the worker process {why}{again} on this page"))
         if self._unready_deaths >= _MAX_UNREADY_DEATHS:
             # Started again and again, they would only die again (an
             # interpreter that cannot import this package, a memory limit):
@@ -556,9 +561,16 @@ class ProcessCleaner:
         self._workers[self._workers.index(worker)] = _Worker(self, self._reactor)
         self._dispatch()
 
-    def _log_broken(self, e: Exception) -> None:
-        logger.error("deboiler: a worker process answered what cannot be read (%s: %s);"
-                                          " starting a new one", type(e).__name__, e)
+
+def _retried(task: _Task, killed_for: str | None) -> bool:
+    """Whether the task a worker died on goes to the new worker once more: a
+    death may be the page's fault (a crash, a memory limit) or not (the OOM
+    killer, an operator). Not a page that hung its worker (it would hang the
+    next), nor a fit (its failure signs each page alone, finding the culprit)."""
+    if task.died_once or killed_for is not None or task.kind == "fit":
+        return False
+    task.died_once = True
+    return True
 
 
 def _doing(task: _Task) -> str:
@@ -574,7 +586,7 @@ def _value(task: _Task, answer: Signed | Cleaned | Fitted) -> Any:
     if task.kind == "clean" and isinstance(answer, Cleaned):
         return answer.result, frozenset(answer.signatures) if answer.signatures is not None else None
     if task.kind == "sign" and isinstance(answer, Signed):
-        return frozenset(answer.signatures)
+        return frozenset(answer.signatures), answer.meta
     if task.kind == "fit" and isinstance(answer, Fitted):
         return model_from_json(answer.model)[1], answer.results
     raise ValueError(f"a {type(answer).__name__} answer to a {task.kind} task")

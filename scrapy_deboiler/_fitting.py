@@ -10,7 +10,7 @@ from typing import Any
 from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.python.failure import Failure
 
-from ._clean import CleanResult, Page, empties_many
+from ._clean import CleanResult, Page, empties_many, learn_pages
 from ._executor import WorkerError, WorkersGone
 from ._holding import Release
 from ._model import SiteModel
@@ -18,7 +18,7 @@ from ._pipeline_state import PipelineBase, _HeldPage, _Site
 from ._redis import unpack_signatures
 from ._releasing import _RELEASED_EARLY
 from ._provisional import fitted_is_provisional
-from ._workplace import sign_page
+from ._workplace import sign_with_summary
 
 __all__ = ["Fitting"]
 
@@ -75,11 +75,11 @@ class Fitting(PipelineBase):
         done: Deferred[None] = Deferred()  # fires once ``page.sigs`` is known or cannot be
         page.signing = done
 
-        def signed(sigs: frozenset[str]) -> frozenset[str]:
-            page.sigs, page.signing = sigs, None
+        def signed(answer: tuple[frozenset[str], dict | None]) -> tuple[frozenset[str], dict | None]:
+            (page.sigs, page.meta), page.signing = answer, None
             self._inc("pages_signed")
             done.callback(None)
-            return sigs
+            return answer
 
         def unsigned(f: Failure) -> Failure:
             page.signing = None
@@ -90,8 +90,8 @@ class Fitting(PipelineBase):
             done.callback(None)
             return f
 
-        return cleaner.sign(page.key, page.html, page.url, page.encoding, self.params).addCallbacks(
-            signed, unsigned)
+        return cleaner.sign(page.key, page.html, page.url, page.encoding, self.params,
+                            meta=self.metadata).addCallbacks(signed, unsigned)
 
     def _start_fit(self, site: _Site, pages: list[_HeldPage], reason: Release) -> None:
         cleaner = self.work.cleaner
@@ -123,6 +123,8 @@ class Fitting(PipelineBase):
                     self._clean_or_fit(site, pages, reason)
                     return
                 model = SiteModel.fit(signed, self.params)
+                if self.metadata:
+                    learn_pages(model, (p.meta for p in pages))
                 self._fitted(site, model, frozenset(p.key for p in pages))
                 cleans = []
                 for p in pages:
@@ -185,8 +187,7 @@ class Fitting(PipelineBase):
         site.hold.busy = True
         self.busy += 1
         started = time.perf_counter()
-        d = self.work.fitting([(p.url, p.html, p.encoding) for p in pages], self.params,
-                          self.mode, self.explain, self.markdown, self.body_only)
+        d = self.work.fitting([(p.url, p.html, p.encoding) for p in pages], self.params, self.options)
 
         def done(result: tuple[SiteModel, list[CleanResult]]) -> None:
             model, results = result
@@ -251,7 +252,8 @@ class Fitting(PipelineBase):
         done: Deferred[None] = Deferred()
         page.signing = done
 
-        def signed(parsed: Page) -> None:
+        def signed(answer: tuple[Page, dict | None]) -> None:
+            parsed, page.meta = answer
             page.sigs, page.parsed, page.signing = parsed.signatures, parsed, None
             done.callback(None)
 
@@ -260,4 +262,5 @@ class Fitting(PipelineBase):
             logger.debug("deboiler: signing %s failed: %s", page.url, f.getErrorMessage())
             done.callback(None)
 
-        self.work.in_pool(sign_page, page.html, page.url, page.encoding, self.params).addCallbacks(signed, unsigned)
+        d = self.work.in_pool(sign_with_summary, page.html, page.url, page.encoding, self.params, self.metadata)
+        d.addCallbacks(signed, unsigned)

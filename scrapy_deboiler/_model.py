@@ -10,6 +10,7 @@ from hashlib import blake2b
 from itertools import chain
 from typing import TYPE_CHECKING
 
+from ._meta_types import MetadataHints
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, checked
 
 if TYPE_CHECKING:  # _clean imports this module
@@ -191,6 +192,9 @@ class SiteModel:
     #: Of ``pages``, those left out as exact or near copies of another page
     #: fitted with them (``distinct_pages``); not saved in signature files.
     copies: int = 0
+    #: Where the site keeps its byline and dates (``_metadata.learn_hints``),
+    #: learned at the fit where metadata was asked for; None: not learned.
+    metadata_hints: MetadataHints | None = None
     _boilerplate: frozenset[str] | None = field(default=None, repr=False, compare=False)
     _near: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
@@ -247,6 +251,8 @@ class SiteModel:
         self.pairs += other.pairs
         self.skipped_pairs += other.skipped_pairs
         self.copies += other.copies
+        if self.metadata_hints is None:
+            self.metadata_hints = other.metadata_hints
         self._boilerplate = None
         return self
 
@@ -278,4 +284,4 @@ class SiteModel:
         if params.scheme != self.params.scheme:
             raise ValueError("the signature scheme is fixed once a model is fitted")
         return SiteModel(params, self.pages, self.pairs, self.skipped_pairs, dict(self.support),
-                         self.provisional, self.page_keys, self.copies)
+                         self.provisional, self.page_keys, self.copies, self.metadata_hints)

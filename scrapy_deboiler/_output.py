@@ -57,6 +57,8 @@ class Output(PipelineBase):
         if not self._write(item, fields, keep_raw=lossy):
             return item
         self._write_title(item, result.title)
+        if self.metadata:
+            self._write_unless_held(item, self.metadata_field, result.metadata, "metadata", "the page's metadata")
         if lossy and not self.keep_html:
             self._keep_raw(item, html, status)
         self._inc(f"items_{state}")
@@ -65,22 +67,27 @@ class Output(PipelineBase):
 
     def _write_title(self, item: Any, title: str) -> None:
         """The page's headline, unless the item holds a title of its own
-        (not missing, None or empty: many spiders yield their own, and
-        DEBOILER_TITLE_FIELD may name it), which stays. An item class that
-        cannot take the field gets the other fields as before, with one
-        INFO line: nobody asked for this field, so no warning."""
+        (many spiders yield their own, and DEBOILER_TITLE_FIELD may name it)."""
+        self._write_unless_held(item, self.title_field, title, "title", "the page's headline")
+
+    def _write_unless_held(self, item: Any, name: str, value: Any, stat: str, what: str) -> None:
+        """Write ``name`` unless the item holds a value of its own there
+        (not missing, None or empty), which stays (stat ``items_STAT_kept``).
+        An item class that cannot take the field gets the other fields as
+        before, with one INFO line a class: nobody asked for this field in
+        the item's class, so no warning."""
         adapter = ItemAdapter(item)
         try:
-            if not _lacks(adapter.get(self.title_field)):
-                self._inc("items_title_kept")
+            if not _lacks(adapter.get(name)):
+                self._inc(f"items_{stat}_kept")
                 return
-            adapter[self.title_field] = title
+            adapter[name] = value
         except (KeyError, TypeError, AttributeError) as e:
-            self._inc("items_without_title")
-            if type(item) not in self._untitled:
-                self._untitled.add(type(item))
-                logger.info("deboiler: %s items cannot hold %s (%s): declare it to get the page's headline",
-                            type(item).__name__, self.title_field, e)
+            self._inc(f"items_without_{stat}")
+            if (type(item), name) not in self._untitled:
+                self._untitled.add((type(item), name))
+                logger.info("deboiler: %s items cannot hold %s (%s): declare it to get %s",
+                            type(item).__name__, name, e, what)
 
     def _keep_raw(self, item: Any, html: str | bytes, status: dict) -> None:
         """A page the declared encoding could not read keeps its raw HTML,

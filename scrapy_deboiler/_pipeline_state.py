@@ -65,6 +65,8 @@ class _HeldPage:
     #: parsed for its clean (``_sign_held``), and the Deferred while it signs.
     sigs: frozenset[str] | None = None
     signing: Deferred | None = None
+    #: With DEBOILER_METADATA, its metadata summary, signed with it.
+    meta: dict | None = None
     #: Its signing failed in a worker (the worker died on it, or raised): it
     #: fails alone, and its site is fitted on the other pages.
     failed: Failure | None = None
@@ -170,6 +172,8 @@ class PipelineBase:
         self.worker_timeout = cfg.worker_timeout
         self.markdown = cfg.markdown
         self.markdown_field = cfg.markdown_field
+        self.metadata = cfg.metadata
+        self.metadata_field = cfg.metadata_field
         self.params = FitParams()
         self.limits = Limits(max_bytes=cfg.max_page_bytes, max_elements=cfg.max_page_elements)
         # Held items keep their responses in Scrapy's scraper slot; a full slot
@@ -181,7 +185,7 @@ class PipelineBase:
         self.report_views = cfg.report_views
         self.report_view_sites = cfg.report_view_sites
         #: What every clean is asked for (the worker protocol's own type).
-        self.options = CleanOptions(self.mode, self.explain, self.markdown, self.body_only)
+        self.options = CleanOptions(self.mode, self.explain, self.markdown, self.body_only, self.metadata)
         self._viewed_sites = 0
         self.directory = cfg.signatures_dir
         # DEBOILER_STORE: the class, called with the folder.
@@ -207,6 +211,8 @@ class PipelineBase:
                                           params=self.params)
         self.redis_up = False
         self._redis_threads: ThreadPool | None = None
+        #: Redis calls not answered yet: the close waits for them.
+        self._redis_calls: set[Deferred] = set()
         self._redis_retry = cfg.redis_retry_interval
         self._redis_retry_at = 0.0
         self._redis_polling = False
@@ -217,7 +223,7 @@ class PipelineBase:
         self._pool_trigger: Any = None
         self._unwritable: set[type] = set()
         self._save_failures: set[tuple[str, str]] = set()  # (site, cause) warned of
-        self._untitled: set[type] = set()
+        self._untitled: set[tuple[type, str]] = set()
         self._warned_no_html = False
         self._warned_min_pages = False
         self._site_lines = 0
@@ -307,3 +313,4 @@ class PipelineBase:
         def _pipeline_error(self, failure: Any) -> None: ...
         async def _spider_closed(self, spider: Spider) -> None: ...
         def _stop_pool(self) -> None: ...
+        async def _settle_redis(self) -> None: ...

@@ -373,6 +373,8 @@ class DeboilerSettings:
                                   "output field of DEBOILER_MARKDOWN")
     title_field: str = setting("DEBOILER_TITLE_FIELD", FieldName(written=True), "clean_title",
                                "output field: the page's headline")
+    metadata_field: str = setting("DEBOILER_METADATA_FIELD", FieldName(written=True), "page_metadata",
+                                  "output field of DEBOILER_METADATA")
     keep_html: bool = setting("DEBOILER_KEEP_HTML", Flag(), False, "keep the raw HTML field after cleaning")
     signatures_dir: str = setting("DEBOILER_SIGNATURES_DIR", Folder(), "deboiler",
                                   "where models are saved (under Scrapy's data_path, or absolute)")
@@ -393,6 +395,8 @@ class DeboilerSettings:
     worker_timeout: float = setting("DEBOILER_WORKER_TIMEOUT", Seconds(86400), 120.0,
                                     "seconds a worker process with pages may answer nothing")
     markdown: bool = setting("DEBOILER_MARKDOWN", Flag(), False, "also write what was kept as CommonMark")
+    metadata: bool = setting("DEBOILER_METADATA", Flag(), False,
+                             "also write the page's author, dates, language, site name ... (learned per site)")
     mode: str = setting("DEBOILER_MODE", Choice(("boilerplate", "content")), "content",
                         "content: the main content only; boilerplate: remove what the site's pages share")
     body_only: bool = setting("DEBOILER_BODY_ONLY", Flag(), False,

@@ -12,15 +12,53 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from ._clean import learn_pages
 from ._model import FIT_MIN_PAGES, FitParams, SiteModel
 from ._pagekey import page_key
 from ._store import SignatureFileError, model_from_json, model_to_json
 
-__all__ = ["SiteDB", "SiteState"]
+__all__ = ["HINT_PAGES", "HintSample", "SiteDB", "SiteState"]
+
+#: A site learns where it keeps its bylines from the metadata summaries of
+#: at most this many of its pages, those of its smallest page keys (the
+#: first of its fit sample): enough to learn from, and a site of 100,000
+#: pages costs pass 1 some 300 summaries a process, not 100,000.
+HINT_PAGES = 50
+
+
+class HintSample:
+    """Which pages' metadata summaries pass 1 reads (``--metadata``): a page
+    whose key is among the ``HINT_PAGES`` smallest of its site seen so far
+    in this process. Whatever the order of the pages, and however they are
+    shared between processes, the site's ``HINT_PAGES`` smallest keys are
+    among those read; forgetting a site (over ``sites``) only reads more."""
+
+    def __init__(self, size: int = HINT_PAGES, sites: int = 100_000) -> None:
+        self.size = size
+        self.sites = sites
+        self._smallest: OrderedDict[str, list[bytes]] = OrderedDict()
+
+    def wants(self, site: str, key: bytes) -> bool:
+        keys = self._smallest.get(site)
+        if keys is None:
+            keys = self._smallest[site] = []
+            if len(self._smallest) > self.sites:
+                self._smallest.popitem(last=False)
+        else:
+            self._smallest.move_to_end(site)
+        if len(keys) >= self.size and key >= keys[-1]:
+            return False
+        at = bisect_left(keys, key)
+        if at < len(keys) and keys[at] == key:  # a copy of a page read already
+            return False
+        keys.insert(at, key)
+        del keys[self.size:]
+        return True
 
 
 @dataclass
@@ -50,7 +88,7 @@ class SiteDB:
                 site TEXT PRIMARY KEY, pages INTEGER NOT NULL DEFAULT 0,
                 source TEXT, reason TEXT, model TEXT);
             CREATE TABLE IF NOT EXISTS samples (site TEXT NOT NULL, key BLOB NOT NULL,
-                                                url TEXT NOT NULL, sigs BLOB NOT NULL);
+                                                url TEXT NOT NULL, sigs BLOB NOT NULL, meta TEXT);
         """)
         self._needs_fit: OrderedDict[str, bool] = OrderedDict()
         self._cache: OrderedDict[str, SiteState] = OrderedDict()
@@ -73,21 +111,21 @@ class SiteDB:
 
     # -- first pass --------------------------------------------------------
 
-    def add(self, pages: Iterable[tuple[str, str, bytes]], load) -> None:
-        """Count pages (site, url, packed signatures) and keep the samples of
-        sites to fit. ``load(site)`` gives a site's stored model (or None) the
-        first time the site is seen."""
+    def add(self, pages: Iterable[tuple[str, str, bytes, str | None]], load) -> None:
+        """Count pages (site, url, packed signatures, metadata summary as
+        JSON or None) and keep the samples of sites to fit. ``load(site)``
+        gives a site's stored model (or None) the first time the site is seen."""
         counts: dict[str, int] = {}
         samples = []
-        for site, url, packed in pages:
+        for site, url, packed, meta in pages:
             counts[site] = counts.get(site, 0) + 1
             if self._needs(site, load):
-                samples.append((site, page_key(url, packed), url, packed))
+                samples.append((site, page_key(url, packed), url, packed, meta))
         db = self._db
         db.execute("BEGIN")
         db.executemany("UPDATE sites SET pages = pages + ? WHERE site = ?",
                        [(n, site) for site, n in counts.items()])
-        db.executemany("INSERT INTO samples VALUES (?, ?, ?, ?)", samples)
+        db.executemany("INSERT INTO samples VALUES (?, ?, ?, ?, ?)", samples)
         db.execute("COMMIT")
 
     def _needs(self, site: str, load) -> bool:
@@ -146,9 +184,12 @@ class SiteDB:
                 continue
             # One row a page; MIN(url): the same one whatever the input order
             # (copies may differ in their fragment).
-            rows = db.execute("SELECT MIN(url), sigs FROM samples WHERE site = ? GROUP BY key ORDER BY key LIMIT ?",
-                              (site, max_fit_pages)).fetchall()
-            model = SiteModel.fit(((url, _unpack(sigs)) for url, sigs in rows), params)
+            rows = db.execute("SELECT MIN(url), sigs, MIN(meta) FROM samples WHERE site = ? GROUP BY key ORDER BY key "
+                              "LIMIT ?", (site, max_fit_pages)).fetchall()
+            model = SiteModel.fit(((url, _unpack(sigs)) for url, sigs, _ in rows), params)
+            metas = [meta for _, _, meta in rows[:HINT_PAGES] if meta is not None]
+            if metas:  # where it keeps its byline and dates (DEBOILER_METADATA)
+                learn_pages(model, (json.loads(meta) for meta in metas))
             save(site, model)
             db.execute("UPDATE sites SET source = 'fitted', model = ? WHERE site = ?", (_dump(site, model), site))
             totals["fitted"] += 1

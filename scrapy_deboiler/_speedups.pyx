@@ -27,7 +27,7 @@ cdef extern from "Python.h":
     int __builtin_ctzll(unsigned long long x) nogil
 from libc.math cimport exp, fabs, log1p, pow
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcmp, memcpy, memset, strcmp, strcspn, strlen
+from libc.string cimport memcmp, memcpy, memset, strchr, strcmp, strcspn, strlen, strstr
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
@@ -2816,3 +2816,394 @@ def child_text(object root, bytes parent, bytes child):
                 inner = inner.next
         outer = outer.next
     return ""
+
+
+cdef const unsigned char* _attr_value(xmlNode* node, const char* name, bint* odd) noexcept nogil:
+    """An attribute's value as libxml2 holds it (NULL: absent). ``odd`` is
+    set when it is not held as one text node (then "" is returned)."""
+    cdef tree.xmlAttr* attr = node.properties
+    while attr != NULL:
+        if attr.ns == NULL and strcmp(<const char*>attr.name, name) == 0:
+            if attr.children == NULL:
+                return <const unsigned char*>""
+            if attr.children.next != NULL or attr.children.type != TEXT or attr.children.content == NULL:
+                odd[0] = True
+                return <const unsigned char*>""
+            return <const unsigned char*>attr.children.content
+        attr = attr.next
+    return NULL
+
+
+cdef bint _holds_word(const unsigned char* s, Buf* low, list words) except -1:
+    """Whether ``s`` holds one of ``words`` (lower-case ASCII bytes) in any
+    case; True for any non-ASCII byte, which Python's ``lower()`` may map
+    to ASCII: a prefilter may let through more, never less."""
+    cdef Py_ssize_t n = strlen(<const char*>s)
+    cdef Py_ssize_t i
+    cdef unsigned char ch
+    cdef bytes word
+    low.len = 0
+    grow(low, n + 1)
+    for i in range(n):
+        ch = s[i]
+        if ch >= 0x80:
+            return True
+        low.data[i] = ch + 32 if 65 <= ch <= 90 else ch
+    low.data[n] = 0
+    for word in words:
+        if strstr(low.data, PyBytes_AS_STRING(word)) != NULL:
+            return True
+    return False
+
+
+cdef bint _lead_text(xmlNode* node, set words) except -1:
+    """Whether the element's leading text (its ``.text``) may open with a
+    byline word: its first word past white space, in ASCII letters and any
+    case, is one of ``words`` (lower-case bytes), or it is not ASCII."""
+    cdef xmlNode* c = node.children
+    cdef const unsigned char* p
+    cdef unsigned char ch
+    cdef char word[24]
+    cdef int n = 0
+    while c != NULL and (c.type == TEXT or c.type == CDATA):
+        p = <const unsigned char*>c.content
+        if p != NULL:
+            while p[0] != 0:
+                ch = p[0]
+                if n == 0 and (ch == 32 or 9 <= ch <= 13 or 28 <= ch <= 31):
+                    p += 1
+                    continue
+                if ch >= 0x80:
+                    return True
+                if 65 <= ch <= 90:
+                    ch += 32
+                if not (97 <= ch <= 122):
+                    return n > 0 and word[:n] in words
+                if n == 23:
+                    return False
+                word[n] = ch
+                n += 1
+                p += 1
+        c = c.next
+    return n > 0 and word[:n] in words
+
+
+def candidate_walk(object root, list class_words, list href_words, set lead_words, tuple tags):
+    """``_candidates._candidate_elements``'s prefilter: (position, element)
+    of the elements under ``root`` (itself first, position 0; elements only,
+    as ``root.iter(etree.Element)`` counts them) that may hold an author or
+    a date: a class or id holding one of ``class_words``, an ``itemprop``,
+    a ``datetime``, a ``<time>``, one of ``tags`` (the headings), a link
+    with a ``rel`` or an ``href`` holding one of ``href_words``, or leading
+    text opening with one of ``lead_words``. A superset: Python applies the
+    exact tests to these. Only these get element proxies (the loop over
+    every element in Python cost 4 ms a page)."""
+    cdef cetree._Element top = <cetree._Element?>root
+    cdef xmlNode* c_root = top._c_node
+    cdef xmlNode* node = c_root
+    cdef Py_ssize_t i = 0
+    cdef const unsigned char* cls
+    cdef const unsigned char* ident
+    cdef const unsigned char* v
+    cdef bint odd, hit
+    cdef list out = []
+    cdef list names = [t.encode("ascii") for t in tags]
+    cdef bytes name
+    cdef Buf low
+    low.data = NULL; low.len = 0; low.cap = 0
+    try:
+        while node != NULL:
+            if node.type == ELEMENT:
+                odd = False
+                hit = False
+                cls = _attr_value(node, "class", &odd)
+                ident = _attr_value(node, "id", &odd)
+                if odd:
+                    hit = True
+                elif cls != NULL and cls[0] != 0 and _holds_word(cls, &low, class_words):
+                    hit = True
+                elif ident != NULL and ident[0] != 0 and _holds_word(ident, &low, class_words):
+                    hit = True
+                elif _attr_value(node, "itemprop", &odd) != NULL or odd:
+                    hit = True
+                else:
+                    v = _attr_value(node, "datetime", &odd)
+                    if odd or (v != NULL and v[0] != 0):
+                        hit = True
+                    elif node.ns == NULL and node.name != NULL:
+                        if strcmp(<const char*>node.name, "time") == 0:
+                            hit = True
+                        elif strcmp(<const char*>node.name, "a") == 0:
+                            v = _attr_value(node, "rel", &odd)
+                            if odd or (v != NULL and v[0] != 0):
+                                hit = True
+                            else:
+                                v = _attr_value(node, "href", &odd)
+                                hit = odd or (v != NULL and v[0] != 0 and _holds_word(v, &low, href_words))
+                        else:
+                            for name in names:
+                                if strcmp(<const char*>node.name, PyBytes_AS_STRING(name)) == 0:
+                                    hit = True
+                                    break
+                    if not hit:
+                        hit = _lead_text(node, lead_words)
+                if hit:
+                    out.append((i, cetree.elementFactory(top._doc, node)))
+                i += 1
+            node = next_node(node, c_root, True)
+        return out
+    finally:
+        free(low.data)
+
+
+cdef int _byline_tag(xmlNode* node) noexcept nogil:
+    """``_bylines._seen_text``'s tag classes: 1 unseen (``_UNSEEN``), 2 a
+    line break before it (br p div li), 4 one after it too (p div li)."""
+    cdef const char* n
+    if node.ns != NULL or node.name == NULL:
+        return 0
+    n = <const char*>node.name
+    if n[0] == b'p' and n[1] == 0 or strcmp(n, "div") == 0 or strcmp(n, "li") == 0:
+        return 6
+    if strcmp(n, "br") == 0:
+        return 2
+    if (strcmp(n, "script") == 0 or strcmp(n, "style") == 0 or strcmp(n, "noscript") == 0
+            or strcmp(n, "template") == 0 or strcmp(n, "svg") == 0 or strcmp(n, "button") == 0
+            or strcmp(n, "select") == 0 or strcmp(n, "option") == 0):
+        return 1
+    return 0
+
+
+cdef inline Py_ssize_t _chars(const char* p, Py_ssize_t n) noexcept nogil:
+    """Characters of UTF-8 text: its bytes that do not continue one."""
+    cdef Py_ssize_t i, count = 0
+    for i in range(n):
+        if (<unsigned char>p[i] & 0xC0) != 0x80:
+            count += 1
+    return count
+
+
+cdef Py_ssize_t _add_run(xmlNode* c, Buf* scratch, Buf* out) except -1:
+    """The text run from ``c`` (``_run``) added to ``out``; its characters."""
+    cdef const char* p
+    cdef Py_ssize_t n
+    _run(c, scratch, &p, &n)
+    add(out, p, n)
+    return _chars(p, n)
+
+
+def byline_text(object element, Py_ssize_t limit, object class_hides):
+    """``_bylines._seen_text`` before its lines are tidied: the text of
+    ``element`` a reader sees, "\\n" for block and line breaks, unseen and
+    hidden elements left out but their tails (``_content._is_hidden``, whose
+    class test is ``class_hides``), cut after the event that passes
+    ``limit`` characters, as lxml's ``iterwalk`` gives the events."""
+    cdef cetree._Element top = <cetree._Element?>element
+    cdef xmlNode* el = top._c_node
+    cdef xmlNode* node = el
+    cdef bint down = True
+    cdef int bits
+    cdef Py_ssize_t size = 0
+    cdef Buf out, scratch
+    out.data = NULL; out.len = 0; out.cap = 0
+    scratch.data = NULL; scratch.len = 0; scratch.cap = 0
+    try:
+        while True:
+            if down and node.type == ELEMENT:
+                bits = _byline_tag(node)
+                if node != el and (bits & 1 or (node.properties != NULL and _hidden(node, class_hides))):
+                    down = False  # not entered; its end still comes, with its tail
+                else:
+                    if bits & 2:
+                        add1(&out, 10)
+                    size += _add_run(node.children, &scratch, &out)
+                    if size > limit:
+                        break
+                    if node.children != NULL:
+                        node = node.children
+                        continue
+                    down = False
+            if not down and node != el:
+                if _byline_tag(node) & 4:
+                    add1(&out, 10)
+                size += _add_run(node.next, &scratch, &out)
+                if size > limit:
+                    break
+            if not step(&node, el, &down):
+                break
+        return out.data[:out.len].decode("utf-8", "surrogatepass") if out.len else ""
+    finally:
+        free(out.data)
+        free(scratch.data)
+
+
+def stage2_table(list scores, list words, list link_density, list nodes, list parents, Py_ssize_t head,
+                 list keys, bint single, tuple levels, long prose_words, double sure_words,
+                 double sure_share, Py_ssize_t width):
+    """``_decide.stage2_rows`` as one flat array of ``width`` doubles a
+    block: the same operations in the same order, so the same doubles (a
+    test compares them). Python's walk built ~50 floats a block in lists and
+    cost a quarter of a page's clean."""
+    cdef Py_ssize_t n = len(scores), count = len(parents), i, e, k, r, node, level, col, nruns
+    cdef array out = clone(_DOUBLES, 0, False)
+    if n == 0:
+        return out
+    cdef Py_ssize_t maxlevel = max(levels)
+    cdef double* sc = <double*>malloc(n * sizeof(double))
+    cdef long* wd = <long*>malloc(n * sizeof(long))
+    cdef Py_ssize_t* nd = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* run_of = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    cdef double* mass = <double*>calloc(count + 1, sizeof(double))
+    cdef double* held = <double*>calloc(count + 1, sizeof(double))
+    cdef double* prose_in = <double*>calloc(count + 1, sizeof(double))
+    cdef long* blocks_in = <long*>calloc(count + 1, sizeof(long))
+    cdef Py_ssize_t* par = <Py_ssize_t*>malloc((count + 1) * sizeof(Py_ssize_t))
+    cdef long* depth = <long*>calloc(count + 1, sizeof(long))
+    cdef Py_ssize_t* meet = <Py_ssize_t*>malloc((count + 1) * sizeof(Py_ssize_t))
+    cdef char* on_head = <char*>calloc(count + 1, 1)
+    cdef char* inside = <char*>calloc(count + 1, 1)
+    cdef char* is_level = <char*>calloc(maxlevel + 1, 1)
+    cdef double* run_sum = <double*>calloc(n, sizeof(double))
+    cdef long* run_words = <long*>calloc(n, sizeof(long))
+    cdef long* run_count = <long*>calloc(n, sizeof(long))
+    cdef double page[9]
+    cdef double s, x, all_prose, article_share, weighted, h
+    cdef long total, sure, sure_prose, prose, over_quarter
+    cdef Py_ssize_t article, up
+    cdef double* row
+    cdef dict run_ids = {}
+    try:
+        if not (sc and wd and nd and run_of and mass and held and prose_in and blocks_in and par and depth
+                and meet and on_head and inside and is_level and run_sum and run_words and run_count):
+            raise MemoryError()
+        for level in levels:
+            is_level[level] = 1
+        for e in range(count):
+            par[e] = parents[e]
+        total = 0
+        for i in range(n):
+            sc[i] = scores[i]
+            wd[i] = words[i]
+            nd[i] = nodes[i]
+            total += wd[i]
+            r = run_ids.setdefault(keys[i], len(run_ids))
+            run_of[i] = r
+            run_sum[r] += sc[i]
+            run_words[r] += wd[i]
+            run_count[r] += 1
+        if total == 0:
+            total = 1
+        for i in range(n):
+            mass[nd[i]] += sc[i] * wd[i]
+            held[nd[i]] += wd[i]
+            blocks_in[nd[i]] += 1
+        for e in range(count - 1, 0, -1):
+            up = par[e]
+            if up >= 0:
+                mass[up] += mass[e]
+                held[up] += held[e]
+                blocks_in[up] += blocks_in[e]
+        for e in range(count):
+            depth[e] = depth[par[e]] + 1 if par[e] >= 0 else 0
+        if head >= 0:
+            e = nd[head]
+            while e >= 0:
+                on_head[e] = 1
+                e = par[e]
+        for e in range(count):
+            meet[e] = e if on_head[e] else (meet[par[e]] if par[e] >= 0 else -1)
+        for i in range(n):
+            if sc[i] > 0.5 and wd[i] >= prose_words:
+                prose_in[nd[i]] += wd[i]
+        for e in range(count - 1, 0, -1):
+            if par[e] >= 0:
+                prose_in[par[e]] += prose_in[e]
+        all_prose = 0.0
+        for e in range(count):
+            if par[e] < 0:
+                all_prose += prose_in[e]
+        article = -1
+        if head >= 0 and all_prose >= sure_words:
+            e = nd[head]
+            while e >= 0 and prose_in[e] < sure_share * all_prose:
+                e = par[e]
+            article = e
+        for e in range(count):
+            inside[e] = e == article or (par[e] >= 0 and inside[par[e]])
+        article_share = held[article] / total if article >= 0 else 0.0
+        sure = sure_prose = prose = over_quarter = 0
+        weighted = 0.0
+        for i in range(n):
+            if sc[i] > 0.5:
+                sure += wd[i]
+                if wd[i] >= prose_words:
+                    sure_prose += wd[i]
+            if wd[i] >= prose_words:
+                prose += wd[i]
+            if sc[i] > 0.25:
+                over_quarter += wd[i]
+            weighted += sc[i] * wd[i]
+        page[0] = log1p(<double>n)
+        page[1] = log1p(<double>total)
+        page[2] = <double>prose / total
+        page[3] = <double>sure / total
+        page[4] = <double>over_quarter / total
+        page[5] = weighted / total
+        page[6] = <double>sure_prose / (sure if sure else 1)
+        page[7] = 1.0 if head >= 0 else 0.0
+        page[8] = 1.0 if single else 0.0
+        out = clone(_DOUBLES, n * width, False)
+        for i in range(n):
+            row = out.data.as_doubles + i * width
+            node = nd[i]
+            r = run_of[i]
+            row[0] = sc[i]
+            row[1] = run_sum[r] / run_count[r]
+            row[2] = <double>run_words[r] / total
+            row[3] = log1p(<double>run_count[r])
+            row[4] = log1p(<double>wd[i])
+            x = link_density[i]
+            row[5] = x if x < 1.0 else 1.0
+            row[6] = <double>i / n
+            row[7] = 1.0 if i == head else 0.0
+            col = 8
+            e = node
+            for level in range(1, maxlevel + 1):
+                if par[e] >= 0:
+                    e = par[e]
+                if is_level[level]:
+                    h = held[e]
+                    row[col] = mass[e] / (h if h > 1.0 else 1.0)
+                    row[col + 1] = h / total
+                    row[col + 2] = log1p(<double>blocks_in[e])
+                    col += 3
+            if head >= 0:
+                e = meet[node]
+                if e >= 0:
+                    h = held[e]
+                    row[col] = mass[e] / (h if h > 1.0 else 1.0)
+                    row[col + 1] = h / total
+                    row[col + 2] = <double>(depth[node] - depth[e])
+                else:
+                    row[col] = 0.0
+                    row[col + 1] = 1.0
+                    row[col + 2] = 30.0
+                row[col + 3] = 1.0 if i > head else 0.0
+            else:
+                row[col] = 0.0
+                row[col + 1] = 1.0
+                row[col + 2] = 30.0
+                row[col + 3] = 0.0
+            col += 4
+            row[col] = 1.0 if article >= 0 and not inside[node] else 0.0
+            row[col + 1] = article_share
+            row[col + 2] = 1.0 if article >= 0 else 0.0
+            col += 3
+            if col + 9 != width:
+                raise ValueError(f"stage 2 rows of {col + 9} columns, not {width}")
+            memcpy(row + col, page, 9 * sizeof(double))
+        return out
+    finally:
+        free(sc); free(wd); free(nd); free(run_of); free(mass); free(held); free(prose_in); free(blocks_in)
+        free(par); free(depth); free(meet); free(on_head); free(inside); free(is_level); free(run_sum)
+        free(run_words); free(run_count)

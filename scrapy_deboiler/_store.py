@@ -11,6 +11,7 @@ from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from ._meta_types import MetadataHints
 from ._model import FitParams, SiteModel
 from ._signatures import SIGNATURE_HEX
 from ._urls import legacy_site_keys
@@ -34,8 +35,11 @@ FORMAT = "scrapy-deboiler-signatures"
 #: written as version 1, which every release reads. Releases that read only
 #: version 1 refuse provisional files and fit those sites again, rather than
 #: take a model of a few pages for a finished one.
-FORMAT_VERSION = 2
-_VERSIONS = (1, 2)
+#: Version 3 adds ``metadata`` (where the site keeps its byline and dates,
+#: ``MetadataHints``), written only by models that learned them: older
+#: releases refuse such a file and fit the site again.
+FORMAT_VERSION = 3
+_VERSIONS = (1, 2, 3)
 #: At most this many page keys in a provisional file.
 MAX_PAGE_KEYS = 1_000_000
 _PAGE_KEY = re.compile(r"[0-9a-f]{16}\Z")
@@ -113,7 +117,7 @@ def model_to_json(domain: str, model: SiteModel) -> dict:
 
     doc = {
         "format": FORMAT,
-        "version": 2 if model.provisional else 1,
+        "version": 3 if model.metadata_hints else 2 if model.provisional else 1,
         "generator": f"scrapy-deboiler {__version__}",
         "domain": domain,
         "created": _created(),
@@ -125,6 +129,8 @@ def model_to_json(domain: str, model: SiteModel) -> dict:
     }
     if model.provisional:
         doc["provisional"] = {"page_keys": sorted(model.page_keys)}
+    if model.metadata_hints:
+        doc["metadata"] = model.metadata_hints.to_json()
     return doc
 
 
@@ -232,7 +238,7 @@ def model_from_json(doc: object, path: str | os.PathLike = "<data>") -> tuple[st
     version = doc.get("version")
     if type(version) is not int or version not in _VERSIONS:
         raise SignatureFileError(
-            path, f"format version {version!r} is not supported (this reads 1 and 2)"
+            path, f"format version {version!r} is not supported (this reads 1 to 3)"
         )
     domain = doc.get("domain")
     if not isinstance(domain, str):
@@ -260,6 +266,14 @@ def model_from_json(doc: object, path: str | os.PathLike = "<data>") -> tuple[st
             raise SignatureFileError(path, "bad 'page_keys': expected up to "
                                            f"{MAX_PAGE_KEYS} strings of 16 hex digits")
         provisional, keys = True, frozenset(raw)
+    hints = None
+    if "metadata" in doc:
+        if version < 3:
+            raise SignatureFileError(path, "'metadata' needs format version 3")
+        try:
+            hints = MetadataHints.from_json(doc["metadata"])
+        except (ValueError, TypeError) as e:
+            raise SignatureFileError(path, f"bad 'metadata': {e}") from None
     model = SiteModel(
         params,
         pages=_int(doc, "pages", path),
@@ -268,6 +282,7 @@ def model_from_json(doc: object, path: str | os.PathLike = "<data>") -> tuple[st
         support=dict(sigs),
         provisional=provisional,
         page_keys=keys,
+        metadata_hints=hints,
     )
     return domain, model
 

@@ -133,6 +133,8 @@ class Watchdog(PipelineBase):
                 except (ValueError, KeyError):
                     pass
         self._shutdown_trigger = self._pool_trigger = None
+        if self.redis is not None:
+            await self._settle_redis()
         # Anything still held (a close that skipped our watchdog) goes now.
         for site in self.sites.values():
             for p in site.held.values():

@@ -26,7 +26,7 @@ from ._limits import Skip
 __all__ = [
     "KEEP_MODELS", "PIPE_BYTES", "SHUTDOWN_SIGNALS", "Answer", "CleanOptions", "CleanTask", "Cleaned", "Failed",
     "FitTask", "Fitted", "Missing", "PageCache", "PageData", "Ready", "SignTask", "Signed", "Task",
-    "answer_frame", "decode_frame", "encode_frame", "read_answer", "read_task", "task_frame",
+    "answer_frame", "decode_frame", "encode_frame", "read_answer", "read_task", "task_frame", "widen_pipe",
 ]
 
 #: A frame: the header's length, the blobs' total length, the header (JSON
@@ -36,6 +36,18 @@ FRAME_HEAD = _FRAME.size
 #: Pipe buffer (Linux ``F_SETPIPE_SZ``): a page, or most of a fit's pages,
 #: in one write. The default 64 KiB took several reactor turns a page.
 PIPE_BYTES = 1 << 20
+#: Linux's F_SETPIPE_SZ (fcntl).
+_F_SETPIPE_SZ = 1031
+
+
+def widen_pipe(fd: int) -> None:
+    """Ask for a pipe of ``PIPE_BYTES`` (the crawl's and the CLI's workers)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, OSError):  # not Linux, or over /proc/sys/fs/pipe-max-size
+        pass
 #: Models a worker keeps (least recently used go first); the crawl mirrors
 #: the cache.
 KEEP_MODELS = 256
@@ -162,6 +174,12 @@ class CleanOptions:
     explain: bool = False
     markdown: bool = False
     body_only: bool = False
+    metadata: bool = False
+
+    def kwargs(self) -> dict[str, Any]:
+        """As ``clean_page``'s keyword arguments."""
+        return {"mode": self.mode, "explain": self.explain, "markdown": self.markdown,
+                "body_only": self.body_only, "metadata": self.metadata}
 
 
 @dataclass
@@ -175,6 +193,8 @@ class SignTask:
     size: int
     cap: int
     page: PageData
+    #: Answer the page's metadata summary too (``page_summary``).
+    meta: bool = False
 
 
 @dataclass
@@ -208,14 +228,14 @@ Task = Union[SignTask, CleanTask, FitTask]
 
 
 def _options(o: CleanOptions) -> dict[str, Any]:
-    return {"mode": o.mode, "explain": o.explain, "markdown": o.markdown, "body_only": o.body_only}
+    return o.kwargs()
 
 
 def task_frame(task: Task) -> bytes:
     if isinstance(task, SignTask):
         head, blobs = _page_blobs([task.page])
         return encode_frame({"kind": "sign", "i": task.i, "params": task.params, "ref": task.ref,
-                             "size": task.size, "cap": task.cap, **head}, blobs)
+                             "size": task.size, "cap": task.cap, "meta": task.meta, **head}, blobs)
     if isinstance(task, CleanTask):
         head, blobs = _page_blobs([task.page] if task.page is not None else [])
         return encode_frame({"kind": "clean", "i": task.i, "params": task.params, **_options(task.options),
@@ -229,8 +249,8 @@ def task_frame(task: Task) -> bytes:
 def read_task(head: dict[str, Any], blobs: list[memoryview]) -> Task:
     kind, pages = head["kind"], _pages(head, blobs)
     if kind == "sign":
-        return SignTask(head["i"], head["params"], head["ref"], head["size"], head["cap"], pages[0])
-    options = CleanOptions(head["mode"], head["explain"], head["markdown"], head["body_only"])
+        return SignTask(head["i"], head["params"], head["ref"], head["size"], head["cap"], pages[0], head["meta"])
+    options = CleanOptions(head["mode"], head["explain"], head["markdown"], head["body_only"], head["metadata"])
     if kind == "clean":
         return CleanTask(head["i"], head["params"], options, head["learn"], pages[0] if pages else None,
                          head["ref"], head["token"], head["model"])
@@ -251,6 +271,8 @@ class Ready:
 class Signed:
     i: int
     signatures: list[str]
+    #: The page's ``page_summary``, when the task asked for ``meta``.
+    meta: dict[str, list[list[str]]] | None = None
 
 
 @dataclass
@@ -293,7 +315,8 @@ def _result_head(result: CleanResult) -> tuple[dict[str, Any], list[bytes]]:
     """A result's fields and its five blobs: text, html, comments, markdown, title."""
     skipped = [result.skipped.kind, result.skipped.reason] if result.skipped is not None else None
     return ({"removed": result.removed, "notes": result.notes, "skipped": skipped,
-             "blocks": result.removed_blocks, "fallback": result.fallback, "model_share": result.model_share},
+             "blocks": result.removed_blocks, "fallback": result.fallback, "model_share": result.model_share,
+             "metadata": result.metadata},
             [_blob(result.text), _blob(result.html), _blob(result.comments), _blob(result.markdown),
              _blob(result.title)])
 
@@ -307,14 +330,14 @@ def _result(head: dict[str, Any], blobs: list[memoryview]) -> CleanResult:
         text=_text(blobs[0]), html=_text(blobs[1]), removed=head["removed"], notes=list(head["notes"]),
         comments=_text(blobs[2]), skipped=Skip(*skipped) if skipped else None,
         removed_blocks=[tuple(b) for b in head["blocks"]], markdown=_text(blobs[3]), title=_text(blobs[4]),
-        fallback=head["fallback"], model_share=head["model_share"])
+        fallback=head["fallback"], model_share=head["model_share"], metadata=head["metadata"])
 
 
 def answer_frame(answer: Answer) -> bytes:
     if isinstance(answer, Ready):
         return encode_frame({"ready": True}, [])
     if isinstance(answer, Signed):
-        return encode_frame({"i": answer.i, "sigs": answer.signatures}, [])
+        return encode_frame({"i": answer.i, "sigs": answer.signatures, "meta": answer.meta}, [])
     if isinstance(answer, Cleaned):
         head, blobs = _result_head(answer.result)
         return encode_frame({"i": answer.i, "result": head, "sigs": answer.signatures}, blobs)
@@ -345,4 +368,4 @@ def read_answer(head: dict[str, Any], blobs: list[memoryview]) -> Answer:
     if "results" in head:
         n = _RESULT_BLOBS
         return Fitted(i, head["model"], [_result(h, blobs[n * k:n * (k + 1)]) for k, h in enumerate(head["results"])])
-    return Signed(i, head["sigs"])
+    return Signed(i, head["sigs"], head.get("meta"))

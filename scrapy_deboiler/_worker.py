@@ -12,7 +12,7 @@ import signal
 from collections import OrderedDict
 from typing import Any
 
-from ._clean import Page, clean_page
+from ._clean import Page, clean_page, fit_pages, summary_of
 from ._model import FitParams, SiteModel
 from ._store import model_from_json, model_to_json
 from ._wire import (FRAME_HEAD, KEEP_MODELS, PIPE_BYTES, SHUTDOWN_SIGNALS, Answer, Cleaned, CleanTask, Failed,
@@ -68,8 +68,9 @@ class _WorkerState:
             self.pages.pop(task.ref)  # a page failing here is not kept
             page = _parse(task.page, params)
             sigs = sorted(page.signatures)
+            meta = summary_of(page) if task.meta and page.skipped is None else None
             self.pages.keep(task.ref, page, task.size, task.cap)
-            return Signed(task.i, sigs)
+            return Signed(task.i, sigs, meta)
         o = task.options
         if isinstance(task, CleanTask):
             model = self.model(task)
@@ -79,14 +80,12 @@ class _WorkerState:
                     raise _Missing(task.ref or "")
                 kept = _parse(task.page, params)
             learnt = sorted(kept.signatures) if task.learn else None
-            result = clean_page(kept, model, mode=o.mode, explain=o.explain, markdown=o.markdown,
-                                body_only=o.body_only)
+            result = clean_page(kept, model, **o.kwargs())
             return Cleaned(task.i, result, learnt)
         parsed = [_parse(p, params) for p in task.pages]
-        fitted = SiteModel.fit(parsed, params)
+        fitted = fit_pages(parsed, params, o.metadata)
         return Fitted(task.i, model_to_json("", fitted),
-                      [clean_page(p, fitted, mode=o.mode, explain=o.explain, markdown=o.markdown,
-                                  body_only=o.body_only) for p in parsed])
+                      [clean_page(p, fitted, **o.kwargs()) for p in parsed])
 
 
 def _parse(page: PageData, params: FitParams) -> Page:

@@ -13,12 +13,12 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
-from ._clean import CleanResult, Page, clean_page
+from ._clean import CleanResult, Page, clean_page, fit_pages, summary_of
 from ._executor import ProcessCleaner, WorkersGone
 from ._model import FitParams, SiteModel
 from ._wire import CleanOptions
 
-__all__ = ["CleanJob", "Workplace", "clean_one", "clean_parsed", "fit_site", "sign_page"]
+__all__ = ["CleanJob", "Workplace", "clean_one", "clean_parsed", "fit_site", "sign_page", "sign_with_summary"]
 
 
 @dataclass(frozen=True)
@@ -38,35 +38,28 @@ class CleanJob:
     def run(self) -> tuple[CleanResult, frozenset[str] | None]:
         """The clean, here (``clean_one``, looked up when called: tests
         wrap it)."""
-        o = self.options
-        return clean_one(self.html, self.url, self.encoding, self.model, self.params, self.learn, o.mode,
-                         o.explain, o.markdown, o.body_only)
+        return clean_one(self.html, self.url, self.encoding, self.model, self.params, self.learn, self.options)
 
     def run_parsed(self, page: Page) -> tuple[CleanResult, frozenset[str] | None]:
         """The clean of this page parsed already (``sign_page``)."""
-        o = self.options
-        return clean_parsed(page, self.model, self.params, self.learn, o.mode, o.explain, o.markdown, o.body_only)
+        return clean_parsed(page, self.model, self.params, self.learn, self.options)
 
 
 def clean_one(html: str | bytes, url: str, encoding: str | None, model: SiteModel | None,
-              params: FitParams, learn: bool, mode: str, explain: bool = False, markdown: bool = False,
-              body_only: bool = False) -> tuple[CleanResult, frozenset[str] | None]:
+              params: FitParams, learn: bool, options: CleanOptions) -> tuple[CleanResult, frozenset[str] | None]:
     """One page of a site with a model (or none, in content mode); with
     ``learn`` also its signatures. Pages reach it checked against the
     limits already (the pipeline's intake)."""
-    return clean_parsed(Page(html, url, encoding, params.scheme, limits=None), model, params, learn,
-                        mode, explain, markdown, body_only)
+    return clean_parsed(Page(html, url, encoding, params.scheme, limits=None), model, params, learn, options)
 
 
 def fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParams,
-             mode: str, explain: bool = False, markdown: bool = False,
-             body_only: bool = False) -> tuple[SiteModel, list[CleanResult]]:
+             options: CleanOptions) -> tuple[SiteModel, list[CleanResult]]:
     """Fit a site's model and clean its pages, parsing each page once
     (checked against the limits already)."""
     parsed = [Page(html, url, enc, params.scheme, limits=None) for url, html, enc in pages]
-    model = SiteModel.fit(parsed, params)
-    return model, [clean_page(p, model, mode=mode, explain=explain, markdown=markdown, body_only=body_only)
-                   for p in parsed]
+    model = fit_pages(parsed, params, options.metadata)
+    return model, [clean_page(p, model, **options.kwargs()) for p in parsed]
 
 
 def sign_page(html: str | bytes, url: str, encoding: str | None, params: FitParams) -> Page:
@@ -77,12 +70,19 @@ def sign_page(html: str | bytes, url: str, encoding: str | None, params: FitPara
     return page
 
 
-def clean_parsed(page: Page, model: SiteModel | None, params: FitParams, learn: bool, mode: str,
-                 explain: bool = False, markdown: bool = False,
-                 body_only: bool = False) -> tuple[CleanResult, frozenset[str] | None]:
+def sign_with_summary(html: str | bytes, url: str, encoding: str | None, params: FitParams,
+                      meta: bool) -> tuple[Page, dict | None]:
+    """``sign_page``, and with ``meta`` the page's metadata summary
+    (``page_summary``) for its site's fit."""
+    page = sign_page(html, url, encoding, params)
+    return page, summary_of(page) if meta and page.skipped is None else None
+
+
+def clean_parsed(page: Page, model: SiteModel | None, params: FitParams, learn: bool,
+                 options: CleanOptions) -> tuple[CleanResult, frozenset[str] | None]:
     """``clean_one`` for a page parsed already (``sign_page``)."""
     sigs = page.signatures if learn else None
-    return clean_page(page, model, mode=mode, explain=explain, markdown=markdown, body_only=body_only), sigs
+    return clean_page(page, model, **options.kwargs()), sigs
 
 
 class Workplace:
@@ -125,10 +125,8 @@ class Workplace:
         pages."""
         workers = self.workers
         if workers is not None:
-            o = job.options
-            return workers.clean(job.html, job.url, job.encoding, job.model, job.params, job.learn, o.mode,
-                                 o.explain, o.markdown, o.body_only, ref=ref, urgent=ref is not None
-                                 ).addErrback(self._elsewhere, job.run, ())
+            return workers.clean(job.html, job.url, job.encoding, job.model, job.params, job.learn, job.options,
+                                 ref=ref, urgent=ref is not None).addErrback(self._elsewhere, job.run, ())
         return self.in_pool(job.run)
 
     def fitting(self, *args: Any) -> Deferred:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -68,3 +69,46 @@ def redis_server(tmp_path):
         yield server
     finally:
         server.kill()
+
+
+class SlowLink:
+    """A TCP hop to ``port`` on 127.0.0.1 that holds every chunk ``delay``
+    seconds each way: a Redis across a slow network (its answers come
+    after the crawl's last item left). ``url`` points at the hop."""
+
+    def __init__(self, port: int, delay: float) -> None:
+        self.target, self.delay = port, delay
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True, name="slow-link").start()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:  # closed
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            for src, dst in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while chunk := src.recv(65536):
+                time.sleep(self.delay)
+                dst.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.server.close()

@@ -396,7 +396,7 @@ def test_stage2_decides_from_its_rows_with_the_compiled_and_the_python_walks(mon
                                                          args[7]), final, flags, args))
                 (rows, final, flags, args), (py_rows, py_final, py_flags, _) = runs
                 assert rows == py_rows and final == py_final and flags == py_flags
-                threshold = _content.page_threshold(args[2], model.threshold, args[1])
+                threshold = _content.page_threshold(args[2], model.threshold, final)  # stage 2's scores
                 limit = model.stage2_low if threshold < model.threshold else model.threshold
                 assert flags == [row[1] > 0.5 for row in rows] and all(
                     (s > limit) == (row[1] > 0.5) for s, row in zip(final, rows))

@@ -473,3 +473,107 @@ def test_the_compiled_head_title_is_what_elementpath_finds():
         root = etree.fromstring(html)
         title = root.find("head/title")
         assert speedups.child_text(root, b"head", b"title") == ((title.text or "") if title is not None else "")
+
+
+_META_TAGS = ["div", "span", "p", "a", "time", "h1", "h2", "h3", "li", "abbr", "em"]
+_META_ATTRS = ['', ' class="byline"', ' class="Post-Date x"', ' id="AUTHOR-box"', ' itemprop=""',
+               ' itemprop="author"', ' datetime="2024-05-06"', ' datetime=""', ' rel="author"', ' rel=""',
+               ' href="/writers/ann"', ' href="/Autores/x"', ' href="/about"', ' class="readtime"',
+               ' class="wrİter"', ' class="\u212aey"', ' class="caf\u00e9-date"', ' class="a&amp;date"']
+_META_TEXTS = ["", "By Ann Lee", "  by: Tom", "Written by Sara", "Autor: Kofi", "\u00a0By Ann", "By", "byline",
+               "Bylines", "Posted on May 6, 2024", "the news", "Von Anna", "Автор: Иван", "作者：李", "ByAnn",
+               "Redacción: Ana", "écrit par Jean", "AUTHORS: x", "\tPor Maria"]
+
+
+@st.composite
+def _meta_page(draw, depth=0):
+    parts = []
+    for _ in range(draw(st.integers(0, 4 if depth < 4 else 0))):
+        tag = draw(st.sampled_from(_META_TAGS))
+        attrs = draw(st.sampled_from(_META_ATTRS))
+        text = draw(st.sampled_from(_META_TEXTS))
+        parts.append(f"<{tag}{attrs}>{text}{draw(_meta_page(depth + 1))}</{tag}>{draw(st.sampled_from(_META_TEXTS))}")
+    return "".join(parts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_meta_page(), st.booleans())
+def test_the_compiled_candidate_walk_lets_through_every_element_the_python_test_takes(body, comments):
+    """Metadata's byline candidates: the compiled prefilter and the exact
+    test give what the exact test alone gives over every element, on pages
+    of class, id, itemprop, datetime, rel, href and leading texts in any
+    case and script."""
+    from scrapy_deboiler import _bylines
+
+    html = f"<html><body>{body}</body></html>"
+    root = (parse_html(html).root if not comments
+            else etree.fromstring(html.replace("<p", "<!-- c --><?pi x?><p"), etree.HTMLParser()))
+    body_el = root.find("body")
+    want = [(i, el) for i, el in enumerate(body_el.iter(etree.Element)) if _bylines._is_candidate(el)]
+    assert _bylines._speedups is speedups  # (this module's fixture, in the pure-Python session too)
+    assert _bylines._candidate_elements(root) == want
+
+
+_SEEN_TAGS = ["div", "p", "li", "br", "span", "a", "script", "style", "select", "option", "button", "svg", "b"]
+_SEEN_ATTRS = ["", ' hidden', ' aria-hidden="true"', ' aria-hidden="false"', ' style="display: none"',
+               ' style="color:red"', ' class="sr-only"', ' class="byline"']
+_SEEN_TEXTS = ["", " ", "By Ann Lee", "\u00e9t\u00e9 \u4e2d\u6587 words", "May 6, 2024\n", "a\u00a0b", "x" * 30]
+
+
+@st.composite
+def _seen_page(draw, depth=0):
+    parts = [draw(st.sampled_from(_SEEN_TEXTS))]
+    for _ in range(draw(st.integers(0, 4 if depth < 4 else 0))):
+        tag = draw(st.sampled_from(_SEEN_TAGS))
+        attrs = draw(st.sampled_from(_SEEN_ATTRS))
+        if draw(st.integers(0, 5)) == 0:
+            parts.append("<!-- a comment -->after")
+        parts.append(f"<{tag}{attrs}>{draw(_seen_page(depth + 1))}</{tag}>{draw(st.sampled_from(_SEEN_TEXTS))}")
+    return "".join(parts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_seen_page(), st.integers(0, 120), st.booleans())
+def test_the_compiled_byline_text_equals_the_python_walk(body, limit, comments):
+    """Metadata's text of an element (``_bylines._seen_text``): unseen and
+    hidden elements out but their tails, breaks, comments and their tails,
+    and the cut after the event passing ``limit`` characters (not bytes:
+    non-ASCII text), from every element of the page."""
+    from scrapy_deboiler import _bylines
+    from scrapy_deboiler._hidden import _class_hides
+
+    html = f"<html><body><div>{body}</div></body></html>"
+    root = (parse_html(html).root if not comments
+            else etree.fromstring(html.replace("<p", "<!-- c --><?pi x?><p"), etree.HTMLParser()))
+    for el in root.iter(etree.Element):
+        assert speedups.byline_text(el, limit, _class_hides) == _bylines._seen_raw(el, limit)
+
+
+@st.composite
+def _stage2_inputs(draw):
+    """A block tree (parents before children), blocks on its elements with
+    first-stage scores, words, link densities and run keys, a headline or none."""
+    count = draw(st.integers(1, 30))
+    parents = [-1] + [draw(st.integers(-1, e - 1)) for e in range(1, count)]
+    n = draw(st.integers(0, 25))
+    scores = draw(st.lists(st.sampled_from([0.0, 0.2, 0.25, 0.3, 0.5, 0.51, 0.9, 1.0]) | st.floats(0, 1),
+                           min_size=n, max_size=n))
+    words = draw(st.lists(st.integers(0, 400), min_size=n, max_size=n))
+    density = draw(st.lists(st.floats(0, 3), min_size=n, max_size=n))
+    nodes = draw(st.lists(st.integers(0, count - 1), min_size=n, max_size=n))
+    keys = draw(st.lists(st.sampled_from(["a", "b", "c", 7]), min_size=n, max_size=n))
+    head = draw(st.integers(-1, n - 1)) if n else -1
+    return scores, words, density, nodes, parents, head, keys, draw(st.booleans())
+
+
+@settings(max_examples=300, deadline=None)
+@given(_stage2_inputs())
+def test_compiled_stage2_rows_equal_the_python_definition(inputs):
+    """``_speedups.stage2_table`` is ``_decide.stage2_rows`` flattened, to
+    the last double (its article, runs, ancestors and headline included)."""
+    from scrapy_deboiler import _decide
+
+    rows = _decide.stage2_rows(*inputs)
+    flat = _decide.stage2_table(*inputs)
+    assert list(flat) == [v for row in rows for v in row]
+    assert all(len(row) == _decide.STAGE2_FEATURES for row in rows)

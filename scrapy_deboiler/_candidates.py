@@ -1,0 +1,170 @@
+"""Every candidate a page offers for its author and dates, and its plain
+metadata (``page_candidates``): its structured data and its own elements
+(``_bylines``: bylines, ``<time>``, a date under the headline), outside its
+template, readers' comments and boxes of other pages' items."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from lxml import etree
+
+from ._bylines import _MODIFIED_LABEL, _attr, place_elements, read_elements
+from ._content import page_blocks
+from ._dates import find_days, iso_day, url_day
+from ._language import normalize_tag
+from ._meta_text import _first_last, _is_url, clean_author
+from ._meta_types import Candidate, PageCandidates
+from ._structured import _META_FIELD, _read_ld, _site_names
+from ._title import _is_site
+
+__all__ = ["PageRead", "page_candidates", "page_summary", "read_page"]
+
+#: The page's <head> parts (XPath: a few elements, in C).
+_HEAD_PARTS = etree.XPath("//meta | //link | //script | //html")
+
+
+@dataclass
+class PageRead:
+    """What a page offers whatever its template (``read_page``): its
+    structured data, read into a ``PageCandidates`` without its elements,
+    and its elements' records (``read_elements``). A page signed for its
+    site's fit and then cleaned is read once (kept as ``Page.meta_read``)."""
+
+    head: PageCandidates
+    records: list[tuple]
+
+
+def read_page(root: etree._Element, url: str = "") -> PageRead:
+    """The page's ``PageRead``: its ``<head>``'s metas and links, its
+    JSON-LD, and its own elements."""
+    page = PageCandidates(url=url)
+    plain = page.plain
+    metas: dict[str, list[str]] = defaultdict(list)
+    scripts: list[str] = []
+    for el in _HEAD_PARTS(root):
+        tag = el.tag
+        if tag == "meta":
+            content = el.get("content")
+            if content is None:
+                continue
+            name = (el.get("property") or el.get("name") or el.get("itemprop") or el.get("http-equiv") or "")
+            name = name.strip().lower()
+            if name in _META_FIELD and content.strip():
+                metas[name].append(content.strip())
+        elif tag == "link":
+            rel = _attr(el, "rel").lower().split()
+            href = _attr(el, "href")
+            if href and "canonical" in rel and "canonical_url" not in plain:
+                plain["canonical_url"] = href
+            elif href and "image_src" in rel:
+                metas["image_src"].append(href)
+        elif tag == "script":
+            if _attr(el, "type").lower() == "application/ld+json" and el.text:
+                scripts.append(el.text)
+        elif tag == "html":
+            lang = el.get("lang") or el.get("{http://www.w3.org/XML/1998/namespace}lang")
+            if lang and lang.strip():
+                plain.setdefault("declared_language", lang.strip())
+    declared = normalize_tag(plain.get("declared_language") or (metas.get("content-language") or [""])[0])
+    page.month_first = declared is not None and declared.lower() in ("en", "en-us")
+    names = _site_names(url, metas)
+    for name, values in metas.items():
+        f = _META_FIELD.get(name)
+        if f in ("published", "modified"):
+            for v in values:
+                day = iso_day(v)
+                if day:
+                    getattr(page, f).append(Candidate(day, "meta", "meta:" + name))
+        elif f == "author":
+            for v in values[:1] if name != "citation_author" else values[:1]:
+                if not _is_url(v):
+                    who = clean_author(_first_last(v) if name.startswith("citation") else v)
+                    if who:
+                        source = "site" if _is_site(who, names) else "meta"
+                        page.author.append(Candidate(who, source, "meta:" + name))
+        elif f == "language":
+            plain.setdefault("meta_language", values[0])
+        elif f:
+            plain.setdefault(f, values[0])
+    if "image_src" in metas:
+        plain.setdefault("image", metas["image_src"][0])
+    _read_ld(page, scripts, names)
+    return PageRead(page, read_elements(root, names, page.month_first))
+
+
+def page_candidates(root: etree._Element, url: str = "", template: set | frozenset = frozenset(),
+                    text: str | None = None, read_shown: bool = True,
+                    blocks: list | None = None, read: PageRead | None = None) -> PageCandidates:
+    """Everything the page offers for each field (``PageCandidates``).
+    ``template``: subtrees the site model takes for template; nothing in
+    them is a candidate. ``text``: the page's clean text, if the caller has
+    it (else its visible text outside the template is read). ``read_shown``:
+    False leaves the page's visible text unread (what it shows, the date
+    under its headline): enough for ``summary`` (``page_summary``).
+    ``blocks``: its text blocks outside the template (``page_blocks`` with
+    ``hide``), where the caller has them: content mode's own. ``read``: the
+    page's ``read_page``, where it was read already (``Page.meta_read``)."""
+    if read is None:
+        read = read_page(root, url)
+    head = read.head
+    page = PageCandidates(url=url, author=list(head.author), published=list(head.published),
+                          modified=list(head.modified), plain=dict(head.plain), month_first=head.month_first)
+    # The page's own elements, outside its template
+    headline = place_elements(page, read.records, template)
+    u = url_day(url)
+    if not read_shown:
+        if u:
+            page.published.append(Candidate(u, "url", "url"))
+        return page
+    if blocks is None:
+        blocks = page_blocks(root, template, hide=True)
+    shown = "\n".join(b.text for b in blocks)
+    page.text = text if text is not None else shown
+    page.shown = shown
+    if headline is not None:
+        near = _near_headline(blocks, headline, page.month_first)
+        if near:
+            page.published.append(Candidate(near[0], "near", "near-updated" if near[1] else "near"))
+    if u:
+        page.published.append(Candidate(u, "url", "url"))
+    return page
+
+
+def page_summary(root: etree._Element, url: str = "",
+                 read: PageRead | None = None) -> dict[str, list[list[str]]]:
+    """What ``learn_hints`` needs of a page (``PageCandidates.summary``),
+    read as the page is signed for its site's fit, before there is a model
+    (so with no template: the template's places are never chosen, as the
+    clean reads no candidate inside it)."""
+    return page_candidates(root, url, read_shown=False, read=read).summary()
+
+
+#: The blocks after the headline (before it: ``NEAR_BEFORE``) read for a
+#: date the page shows beside it, and at most this much of their text.
+NEAR_AFTER = 12
+NEAR_BEFORE = 3
+NEAR_CHARS = 1500
+
+
+def _near_headline(blocks: list, headline: etree._Element, month_first: bool) -> tuple[str, bool] | None:
+    """The first date written just after the page's headline (else just
+    before it), where no element says it is a date: "Dec 17, 2025" under
+    the title of a blog without markup, the first post of a thread; and
+    whether a label before it says it is a last change ("Updated on")."""
+    at = next((i for i, b in enumerate(blocks) if b.element is headline), None)
+    if at is None:
+        return None
+    text = "\n".join(b.text for b in blocks[at + 1:at + 1 + NEAR_AFTER])[:NEAR_CHARS]
+    days = find_days(text, month_first, limit=1)
+    if not days:
+        text = "\n".join(b.text for b in blocks[max(0, at - NEAR_BEFORE):at])[-NEAR_CHARS:]
+        days = find_days(text, month_first, limit=1)
+    if not days:
+        return None
+    pos, day = days[0]
+    label = text[max(0, pos - 30):pos].rsplit("\n", 1)[-1]
+    return day, bool(_MODIFIED_LABEL.search(label))
+
+

