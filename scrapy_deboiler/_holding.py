@@ -13,7 +13,11 @@ with a reason (a stat: ``deboiler/released/{reason}``):
 * ``closing``, ``starved``: the crawl is closing, or would stall;
 * ``quiet``: nothing else can arrive here (two quiet ticks in a row); a
   pooled site waits until its pool has not grown for ``pool_wait`` seconds,
-  since other workers may still be fetching it (``pool_quiet``).
+  since other workers may still be fetching it (``pool_quiet``). Those
+  seconds are the ones it watched: a gap between two looks longer than
+  ``look_gap`` (this process stalled: a long garbage collection, a starved
+  machine) counts as ``look_gap``, so a stall of the whole process, which
+  stalled the pages on their way to the pool too, is not taken for quiet.
 """
 
 from __future__ import annotations
@@ -91,14 +95,20 @@ class Hold:
     pool_size: int = 0
     #: When the pool was last seen to grow (or first seen), in the caller's clock.
     pool_grew: float = 0.0
+    #: When the pool was last looked at.
+    pool_seen: float = 0.0
+    #: Seconds the pool was watched since it last grew (gaps capped).
+    pool_watched: float = 0.0
 
 
 class HoldingPolicy:
     """The rules, with the one bit of memory they need (quiet ticks)."""
 
     def __init__(self, min_pages: int, max_held_bytes: int, pool_wait: float = 5.0,
-                 quiet_ticks: int = 2, max_hold: float = float("inf")) -> None:
+                 quiet_ticks: int = 2, max_hold: float = float("inf"),
+                 look_gap: float = float("inf")) -> None:
         self.min_pages = min_pages
+        self.look_gap = look_gap
         self.max_held_bytes = max_held_bytes
         self.max_hold = max_hold
         self.pool_wait = pool_wait
@@ -118,9 +128,17 @@ class HoldingPolicy:
         if size != site.pool_size or not site.pool_grew:
             site.pool_size = size
             site.pool_grew = now
+            site.pool_watched = 0.0
+        else:
+            site.pool_watched += min(max(now - site.pool_seen, 0.0), self.look_gap)
+        site.pool_seen = now
         if site.pooled and not site.busy and size >= self.min_pages:
             return Release.POOL_FULL
         return None
+
+    def _watched(self, site: Hold, now: float) -> float:
+        """Seconds the site's pool was watched without growing, up to now."""
+        return site.pool_watched + min(max(now - site.pool_seen, 0.0), self.look_gap)
 
     def over_budget(self, sites: Iterable[Hold], held_bytes: int) -> list[Hold]:
         """The sites to release, oldest first, until what stays held fits
@@ -161,7 +179,7 @@ class HoldingPolicy:
         for s in sites:
             if not s.pooled:
                 out.append((s, Release.QUIET))
-            elif not s.busy and now - s.pool_grew >= self.pool_wait:
+            elif not s.busy and self._watched(s, now) >= self.pool_wait:
                 out.append((s, Release.POOL_QUIET))
         if len(out) == len(sites):
             self._quiet = 0

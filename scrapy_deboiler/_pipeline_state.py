@@ -202,7 +202,7 @@ class PipelineBase:
         self._arrivals = 0
         self.busy = 0
         self.policy = HoldingPolicy(self.min_pages, self.max_held_bytes, cfg.redis_pool_wait,
-                                    max_hold=cfg.max_hold_seconds)
+                                    max_hold=cfg.max_hold_seconds, look_gap=max(2 * self.interval, 1.0))
         # Redis mode (DEBOILER_REDIS_URL): the cluster's pools and models.
         self.redis: RedisCoordinator | None = None
         if cfg.redis_url:

@@ -51,6 +51,28 @@ def test_quiet_takes_two_ticks_and_a_pooled_site_waits_for_its_pool_to_stop_grow
     assert names(policy.at_tick([pooled], QUIET, busy=False, now=109.5)) == [("pooled", "pool_quiet")]
 
 
+def test_a_stall_of_this_process_is_not_taken_for_a_quiet_pool():
+    """A pool watched for 0.5 s, then a 10 s gap between two looks (the
+    whole process stalled, and the pages on their way to the pool with it):
+    the gap counts as ``look_gap``, and the site waits for looks that
+    really watch the pool, not for a clock that ran while nobody looked."""
+    policy = HoldingPolicy(min_pages=5, max_held_bytes=10**9, pool_wait=3.0, look_gap=1.0)
+    pooled = Hold("pooled", pages=3, pooled=True)
+    policy.at_pool(pooled, 4, now=100.0)
+    policy.at_pool(pooled, 4, now=100.5)
+    policy.at_tick([pooled], QUIET, busy=False, now=110.0)
+    assert policy.at_tick([pooled], QUIET, busy=False, now=110.0) == []  # 0.5 s + 1 s watched
+    policy.at_pool(pooled, 4, now=110.1)
+    for now in (110.6, 111.1):  # 2.0, 2.5 s watched
+        policy.at_pool(pooled, 4, now=now)
+        assert policy.at_tick([pooled], QUIET, busy=False, now=now) == []
+    policy.at_pool(pooled, 4, now=111.6)
+    assert names(policy.at_tick([pooled], QUIET, busy=False, now=111.6)) == [("pooled", "pool_quiet")]
+    # A page after the stall starts the wait again.
+    policy.at_pool(pooled, 5, now=112.2)
+    assert pooled.pool_watched == 0.0 and policy.at_tick([pooled], QUIET, busy=False, now=113.0) == []
+
+
 def test_activity_or_a_running_fit_resets_quiet():
     policy = HoldingPolicy(min_pages=5, max_held_bytes=10**9)
     site = Hold("a", pages=2)

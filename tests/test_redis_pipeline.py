@@ -264,6 +264,34 @@ async def test_a_quiet_crawler_holds_while_the_pool_grows_then_both_fit_the_whol
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_stalled_process_does_not_take_its_stall_for_a_quiet_pool(tmp_path, redis_server):
+    """The crawl above, but the whole process stalls for longer than
+    DEBOILER_REDIS_POOL_WAIT just as B's second page comes (a long garbage
+    collection, a starved machine: CI fitted a pool of 4 once). Nothing
+    reached the pool meanwhile because nothing ran: the watchdog's first
+    tick after the stall took the stall for quiet and fitted 4 pages. Only
+    watched seconds count, and both crawlers still fit the whole pool."""
+    import time
+
+    a, pa = serve_site(6, "alpha")
+    responses = []
+
+    def stall(response, request, spider):
+        responses.append(response.url)
+        if len(responses) == 2:
+            time.sleep(4.0)  # the stall under test (the reactor stops), not a wait for a result
+
+    settings = redis_settings(redis_server.url, DEBOILER_MIN_PAGES=20, DEBOILER_REDIS_POOL_WAIT=3.0)
+    (ca, items_a), (cb, items_b) = await two_crawls(
+        tmp_path, article_urls(a, range(0, 3)), article_urls(a, range(3, 6)), settings, pa,
+        DOWNLOAD_DELAY=1.5, CONCURRENT_REQUESTS=1, on_signal=(stall, scrapy.signals.response_received))
+    for crawler, items in ((ca, items_a), (cb, items_b)):
+        check_all_items_reached_the_feed(crawler, items)
+        assert {(i["deboiler"]["status"], i["deboiler"]["model"], i["deboiler"]["fit_pages"],
+                 i["deboiler"].get("provisional")) for i in items} == {("cleaned", "redis", 6, True)}
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_finished_signature_file_is_shared_through_redis(tmp_path, redis_server):
     """A worker whose site Redis has no model for used its signature file
     alone: every other worker (a new machine, without the file) pooled and
