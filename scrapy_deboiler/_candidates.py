@@ -6,6 +6,7 @@ template, readers' comments and boxes of other pages' items."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from lxml import etree
@@ -21,8 +22,19 @@ from ._title import _is_site
 
 __all__ = ["PageRead", "page_candidates", "page_summary", "read_page"]
 
-#: The page's <head> parts (XPath: a few elements, in C).
-_HEAD_PARTS = etree.XPath("//meta | //link | //script | //html")
+#: The page's <head> parts.
+_HEAD_TAGS = ("html", "meta", "link", "script")
+
+
+def _head_parts(root: etree._Element) -> Iterator[etree._Element]:
+    """The document's ``<html>``, ``<meta>``, ``<link>`` and ``<script>``
+    elements in document order, those of the top-level elements beside
+    ``root`` too (a second ``<html>`` the parser makes of what follows
+    ``</html>``): what the XPath ``//meta | //link | //script | //html``
+    finds, in half its time (one walk in C against a union of four)."""
+    for top in (*reversed(list(root.itersiblings(preceding=True))), root, *root.itersiblings()):
+        if isinstance(top.tag, str):
+            yield from top.iter(*_HEAD_TAGS)
 
 
 @dataclass
@@ -43,7 +55,7 @@ def read_page(root: etree._Element, url: str = "") -> PageRead:
     plain = page.plain
     metas: dict[str, list[str]] = defaultdict(list)
     scripts: list[str] = []
-    for el in _HEAD_PARTS(root):
+    for el in _head_parts(root):
         tag = el.tag
         if tag == "meta":
             content = el.get("content")

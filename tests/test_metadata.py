@@ -63,6 +63,24 @@ def test_json_ld_open_graph_and_metas():
     assert m["language"] == "en-GB"  # the text agrees: the declared region is kept
 
 
+def test_structured_data_after_the_closing_html_tag_is_read():
+    """What follows ``</html>`` (a JSON-LD block a tag manager appends, a
+    stray ``<meta>``) lands beside the root in lxml's tree: the head's
+    parts are read there too, in document order, as the XPath
+    ``//meta | //link | //script | //html`` found them."""
+    from lxml import etree
+
+    from scrapy_deboiler._candidates import _head_parts
+
+    html = ARTICLE.replace('"author": {"@id": "https://news.example.org/#jane"},', "") + """
+<script type="application/ld+json">{"@type": "NewsArticle", "author": {"@type": "Person",
+ "name": "Jane Q. Reporter"}}</script><meta property="og:locale" content="en_GB">"""
+    page = Page(html, "https://news.example.org/2024/03/05/bridge-plans")
+    assert len(list(page.root.itersiblings())) >= 1  # the shape under test
+    assert list(_head_parts(page.root)) == etree.XPath("//meta | //link | //script | //html")(page.root)
+    assert page_metadata(page.root, page.url)["author"] == "Jane Q. Reporter"
+
+
 def test_microdata_and_meta_tags():
     html = """<html><head><meta name="author" content="Pat Smith">
     <meta property="article:published_time" content="2023-11-20T08:00:00+01:00"></head><body>
