@@ -438,7 +438,7 @@ def clean_page(
             alone_seen: list | None = [] if metadata else None
             alone = select_content(page.root, kept_out=alone_kept, single=True, body_only=body_only, url=page.url,
                                    blocks_out=alone_seen)
-            if _emptied_content(text, alone[0]):
+            if _emptied_content(text, alone[0], _own_heading(page.root, template)):
                 text, html, comments = alone
                 kept, dropped, removed, blocks, seen = alone_kept, [], 0, [], alone_seen
                 title = page_title(page.root, page.url)
@@ -517,14 +517,35 @@ def _without(root: etree._Element, dropped: list[etree._Element]) -> etree._Elem
     return copy
 
 
-def _emptied_content(with_model: str, alone: str) -> bool:
+def _emptied_content(with_model: str, alone: str, own_heading: bool) -> bool:
     """Content mode, a page the model would empty: whether the model ate
     its content (the page's text extracted alone is more than twice the
     text left with the model: session-id copies of one article kept the
     session line) rather than the page being template but for a line (a
     docs hub page of a sidebar and "Start with the guide": both give that
-    line, and the page is ``cleaned``)."""
-    return len(alone) > 2 * len(with_model)
+    line, and the page is ``cleaned``). ``own_heading``: an ``<h1>`` of the
+    page's is outside the template: the model left the page its own
+    headline, so it did not take the page for template. What it took is
+    then the site's, however long: a shop whose every page carries its
+    refund and privacy policies in hidden dialogs (about 14,000 words
+    beside a product's 150) gave those policies as the product's text."""
+    return len(alone) > 2 * len(with_model) and not own_heading
+
+
+def _own_heading(root: etree._Element, template: set) -> bool:
+    """Whether an ``<h1>`` of the page's stands outside ``template`` (the
+    subtrees the model takes for template) and says something."""
+    if not template:
+        return False
+    for h1 in root.iter("h1"):
+        if not "".join(h1.itertext()).strip():
+            continue
+        el: etree._Element | None = h1
+        while el is not None and el not in template:
+            el = el.getparent()
+        if el is None:
+            return True
+    return False
 
 
 def read_of(page: Page) -> PageRead:
