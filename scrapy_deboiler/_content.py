@@ -259,15 +259,42 @@ def container_cut_py(scores: list[float], words: list[int], link_density: list[f
     return [s if inside[node] else s * outside for s, node in zip(scores, nodes)]
 
 
+#: A page whose shown blocks hold fewer words than this, and under
+#: ``SLIVER_SHARE`` of all its blocks' words, hides its content until a
+#: script shows it (an inline ``display:none`` on the product or the article
+#: that its script lifts once loaded: a shop's "defer-block", a blog's
+#: fade-in): its hidden elements are read as shown. WCXB dev: five such
+#: pages (an article of 2,000 words, a product, a collection) gave their
+#: header's few words; no dev page is read differently.
+SLIVER_WORDS = 80
+SLIVER_SHARE = 0.1
+
+
+def _reveal(shown: int, whole: int) -> bool:
+    """Whether a page with ``shown`` words shown of ``whole`` is read
+    with its hidden elements (``SLIVER_WORDS``; none shown: always)."""
+    return shown == 0 or (shown < SLIVER_WORDS and shown < SLIVER_SHARE * whole)
+
+
+def _shown_blocks(root: etree._Element, skip: set | frozenset, near: set | frozenset) -> list[Block]:
+    blocks = page_blocks(root, skip, near, hide=True)
+    shown = sum(b.words for b in blocks)
+    if shown < SLIVER_WORDS:
+        whole = page_blocks(root, skip, near)
+        if _reveal(shown, sum(b.words for b in whole)):
+            return whole
+    return blocks
+
+
 def visible_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
                    near: set | frozenset = frozenset()) -> list[Block]:
     """``page_blocks`` without what a browser does not show (``_is_hidden``),
-    unless nothing else would remain: what ``judge_blocks`` scores. A page
-    whose ``<noscript>`` holds more text than the rest (``show_noscript``)
-    is read with it."""
-    blocks = page_blocks(root, skip, near, hide=True) or page_blocks(root, skip, near)
+    unless that leaves a sliver of the page (``_reveal``): what
+    ``judge_blocks`` scores. A page whose ``<noscript>`` holds more text
+    than the rest (``show_noscript``) is read with it."""
+    blocks = _shown_blocks(root, skip, near)
     if show_noscript(root, sum(b.words for b in blocks)):
-        blocks = page_blocks(root, skip, near, hide=True) or page_blocks(root, skip, near)
+        blocks = _shown_blocks(root, skip, near)
     return blocks
 
 
@@ -327,13 +354,9 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     to its main container (``container_cut``)."""
     model = model or default_model()
     title = title_text(root)
-    table = _block_table(root, skip, near, title, hide=True)
-    if table is not None and not table[0]:
-        table = _block_table(root, skip, near, title)
+    table = _shown_table(root, skip, near, title)
     if table is not None and show_noscript(root, sum(map(_WORDS_OF, table[0]))):  # summed in C
-        table = _block_table(root, skip, near, title, hide=True)
-        if table is not None and not table[0]:
-            table = _block_table(root, skip, near, title)
+        table = _shown_table(root, skip, near, title)
     if table is not None:
         blocks: list[Block] = list(table[0])
         scores = model.scores_table(table[1], single)
@@ -354,6 +377,20 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     head = headline_index(blocks, title) if model.stage2 is not None else -1
     scores, kept = decide(model, scores, words, link_density, tree, head, keys, single)
     return blocks, scores, whole_tables(blocks, kept)
+
+
+def _shown_table(root: etree._Element, skip: set | frozenset, near: set | frozenset,
+                 title: str) -> tuple[list[_TableBlock], array] | None:
+    """``_block_table`` without hidden elements, as ``_shown_blocks``."""
+    table = _block_table(root, skip, near, title, hide=True)
+    if table is None:
+        return None
+    shown = sum(map(_WORDS_OF, table[0]))
+    if shown < SLIVER_WORDS:
+        whole = _block_table(root, skip, near, title)
+        if whole is not None and _reveal(shown, sum(map(_WORDS_OF, whole[0]))):
+            return whole
+    return table
 
 
 def _block_table(root: etree._Element, skip: set | frozenset, near: set | frozenset,

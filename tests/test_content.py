@@ -108,6 +108,39 @@ def test_what_a_browser_does_not_show_is_left_out_unless_nothing_else_remains(co
     assert not _content.page_blocks(_page(whole).root, hide=True)
 
 
+DEFERRED = (
+    "<html><head><title>Toasted almond thins | Shop</title></head><body>"
+    "<header><a href='/'>Shop</a> <a href='/lang/en'>EN</a> <a href='/cur'>EUR</a>"
+    "<p>Free shipping over 40 EUR</p></header>"
+    "<div class='product-wrapper defer-block' style='display: none'><article>"
+    "<h1>Toasted almond thins, cranberry, 148 g</h1>"
+    "<ul><li>Product code: ALD-00601</li><li>Package quantity: 148 g</li></ul>"
+    + "".join(f"<p>Baked in small batches {i}: thin crisps of almonds and cranberries, made from scratch by a "
+              f"family bakery that started with a recipe for holidays and still bakes it the same way.</p>"
+              for i in range(5))
+    + "</article></div>{after}</body></html>"
+)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_page_whose_content_a_script_reveals_is_read_with_it(compiled, monkeypatch):
+    """A shop hides its product (an inline ``display:none`` its script
+    lifts once loaded) and shows only its header: read without what is
+    hidden, the page gave "Shop EN EUR" (WCXB: a product, an article of
+    2,000 words, a collection). When what is shown is a sliver of the page
+    (``SLIVER_WORDS``, ``SLIVER_SHARE``), the hidden is read as shown. A
+    page showing its own text keeps its hidden dialogs out."""
+    use_walks(compiled, monkeypatch)
+    result = clean_page(Page(DEFERRED.format(after=""), "https://shop.example/p/1"), None, mode="content")
+    assert "Product code: ALD-00601" in result.text
+    assert sum(f"Baked in small batches {i}" in result.text for i in range(5)) == 5
+    shown = DEFERRED.replace(" style='display: none'", "").format(
+        after="<div class='dialog' style='display:none'>" + "<p>Refund policy: items may be returned within thirty"
+              " days of delivery when unworn and unwashed, with their tags.</p>" * 40 + "</div>")
+    result = clean_page(Page(shown, "https://shop.example/p/1"), None, mode="content")
+    assert "Baked in small batches 4" in result.text and "Refund policy" not in result.text
+
+
 def test_compiled_walk_hides_what_the_python_walk_hides(monkeypatch):
     html = (
         "<html><head><style>p {}</style></head><body hidden><div hidden=''><p>a</p></div>"
