@@ -30,6 +30,7 @@ _REPLACEMENT = "\ufffd".encode("utf-8")
 
 # None when not built or switched off (every page goes through _repair's checks)
 from ._compiled import speedups as _speedups
+from ._streamed import mark_boundaries, place_streamed
 
 
 @dataclass
@@ -249,6 +250,9 @@ def parse_html(
         data = _repair(data, notes)
     if not data or data.isspace():
         return ParsedHTML(empty_root(), enc, notes + ["empty"])
+    streamed = b'id="S:' in data
+    if streamed:
+        data = mark_boundaries(data)
     parser = _parser()
     try:
         root = etree.fromstring(data, parser)
@@ -269,6 +273,8 @@ def parse_html(
                 notes.append("title-closed")
     if _body_in_head(root):
         notes.append("body-recovered")
+    if streamed and place_streamed(root):
+        notes.append("streamed-placed")
     return ParsedHTML(root, enc, notes)
 
 

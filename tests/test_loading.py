@@ -86,3 +86,57 @@ def test_body_content_kept_in_head_by_an_unknown_tag_is_moved_to_the_body():
     assert "body-recovered" in parsed.notes
     assert tree_text(parsed.root) == "Words of the page itself."
     assert parsed.root.find("body/mbox") is not None
+
+
+STREAMED = (
+    "<html><head><title>Sleeping on your side</title></head><body>"
+    "<header><a href='/'>Mattress Makers</a> <a href='/shop'>Shop</a></header>"
+    "<main>Before <!--$?--><template id='B:0'></template><div class='skeleton'>Loading article...</div>"
+    "<!--/$--> After</main>"
+    "<footer><a href='/privacy'>Privacy</a></footer>"
+    "<div hidden id=\"S:0\">Lead <article><h1>What is the best mattress for side sleepers?</h1>"
+    "<p>Side sleepers need a surface that lets the shoulder and hip sink in.</p>"
+    "<template id='P:1'></template></article> tail</div>"
+    "<script>$RC(\"B:0\",\"S:0\")</script>"
+    "<div hidden id=\"S:1\"><p>A medium mattress keeps the spine straight.</p></div>"
+    "<script>$RS(\"S:1\",\"P:1\")</script>"
+    "</body></html>"
+)
+
+
+def test_reacts_streamed_parts_are_put_where_its_script_puts_them():
+    """React's streaming server sends late parts at the end of the body as
+    <div hidden id="S:n"> and a script moves each into its place: the
+    fallback of boundary B:n (up to <!--/$-->) or placeholder P:n, here one
+    inside another part. Without that the article was hidden at the end
+    (content mode kept the header: WCXB's pages of Next.js sites)."""
+    parsed = parse_html(STREAMED)
+    root = parsed.root
+    assert "streamed-placed" in parsed.notes
+    assert [el.tag for el in root.find("body")] == ["header", "main", "footer", "script", "script"]
+    main = root.find("body/main")
+    assert " ".join(main.itertext()).split() == (
+        "Before Lead What is the best mattress for side sleepers? Side sleepers need a surface that lets the"
+        " shoulder and hip sink in. A medium mattress keeps the spine straight. tail After").split()
+    assert not root.xpath("//*[@hidden] | //template | //*[@data-deboiler-boundary]")
+    # What content mode reads: the article, in its place.
+    from scrapy_deboiler import Page, clean_page
+    text = clean_page(Page(STREAMED, "https://mattress.example/blog/side"), None, mode="content").text
+    assert "A medium mattress keeps the spine straight." in text and "Loading article" not in text
+
+
+def test_a_streamed_part_without_its_boundarys_comments_comes_before_the_fallback():
+    """Some saved pages carry no comments: the boundary's end is unknown,
+    so its fallback stays, after the part. A part whose place is missing
+    stays hidden where it is, and a page without parts is left alone."""
+    bare = STREAMED.replace("<!--$?-->", "").replace("<!--/$-->", "")
+    main = parse_html(bare).root.find("body/main")
+    words = " ".join(main.itertext()).split()
+    assert words[:2] == ["Before", "Lead"] and words[-4:] == ["tail", "Loading", "article...", "After"]
+    orphan = STREAMED.replace("id='B:0'", "id='B:7'")
+    root = parse_html(orphan).root
+    assert root.xpath("//div[@hidden][@id='S:0']") and "Loading article" in tree_text(root.find("body/main"))
+    plain = "<html><body><p>a<!--$?-->b</p><template id='B:0'></template></body></html>"
+    parsed = parse_html(plain)
+    assert parsed.notes == [] and etree.tostring(parsed.root.find("body")) == (
+        b"<body><p>ab</p><template id=\"B:0\"/></body>")
