@@ -523,12 +523,9 @@ def _emptied_content(with_model: str, alone: str, own_heading: bool) -> bool:
     text left with the model: session-id copies of one article kept the
     session line) rather than the page being template but for a line (a
     docs hub page of a sidebar and "Start with the guide": both give that
-    line, and the page is ``cleaned``). ``own_heading``: an ``<h1>`` of the
-    page's is outside the template: the model left the page its own
-    headline, so it did not take the page for template. What it took is
-    then the site's, however long: a shop whose every page carries its
-    refund and privacy policies in hidden dialogs (about 14,000 words
-    beside a product's 150) gave those policies as the product's text."""
+    line, and the page is ``cleaned``). ``own_heading``: the model left the
+    page an ``<h1>`` of its own, so what it took is the site's however long
+    (a shop's policies on every page, 14,000 words beside a product's 150)."""
     return len(alone) > 2 * len(with_model) and not own_heading
 
 
