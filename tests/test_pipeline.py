@@ -168,11 +168,13 @@ async def test_engine_shutdown_with_items_held(tmp_path):
     assert stat(crawler, "finish_reason") == "shutdown"
     assert 4 <= len(items) < 40
     # Held items go when closing starts. A response already on its way brings
-    # one more: held while the others' fit runs (released after it, or at the
-    # next tick), or after that fit (cleaned on arrival with its model).
+    # one more (on a loaded machine, where the engine takes a while to stop
+    # sending requests, two): held while the others' fit runs (released
+    # after it, or at the next tick), or after that fit (cleaned on arrival
+    # with its model).
     held = stat(crawler, "deboiler/items_held")
     closing, after_fit = stat(crawler, "deboiler/released/closing"), stat(crawler, "deboiler/released/after_fit")
-    assert closing >= 4 and closing + after_fit == held and after_fit <= 1 and len(items) - held <= 1
+    assert closing >= 4 and closing + after_fit == held and after_fit <= 2 and len(items) - held <= 2
 
 
 @pytest_twisted.ensureDeferred

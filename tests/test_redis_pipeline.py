@@ -279,12 +279,16 @@ async def test_a_stalled_process_does_not_take_its_stall_for_a_quiet_pool(tmp_pa
     def stall(response, request, spider):
         responses.append(response.url)
         if len(responses) == 2:
-            time.sleep(4.0)  # the stall under test (the reactor stops), not a wait for a result
+            time.sleep(5.0)  # the stall under test (the reactor stops), not a wait for a result
 
-    settings = redis_settings(redis_server.url, DEBOILER_MIN_PAGES=20, DEBOILER_REDIS_POOL_WAIT=3.0)
+    # B's pages 1 s apart (no jitter on Scrapy 2.19; 0.5-1.5 s on 2.18): A
+    # has seen B's first in the pool before the stall; the wait is four
+    # times that, the stall longer than the wait.
+    settings = redis_settings(redis_server.url, DEBOILER_MIN_PAGES=20, DEBOILER_REDIS_POOL_WAIT=4.0)
     (ca, items_a), (cb, items_b) = await two_crawls(
         tmp_path, article_urls(a, range(0, 3)), article_urls(a, range(3, 6)), settings, pa,
-        DOWNLOAD_DELAY=1.5, CONCURRENT_REQUESTS=1, on_signal=(stall, scrapy.signals.response_received))
+        DOWNLOAD_DELAY=1.0, DOWNLOAD_DELAY_JITTER=0, CONCURRENT_REQUESTS=1,
+        on_signal=(stall, scrapy.signals.response_received))
     for crawler, items in ((ca, items_a), (cb, items_b)):
         check_all_items_reached_the_feed(crawler, items)
         assert {(i["deboiler"]["status"], i["deboiler"]["model"], i["deboiler"]["fit_pages"],
