@@ -92,13 +92,33 @@ def page_threshold(words: list[int], threshold: float, scores: list[float] | Non
     return min(threshold, LISTING_THRESHOLD)
 
 
-def keep(scores: list[float], threshold: float) -> list[bool]:
+#: A page without a site model whose kept blocks hold fewer words than
+#: this, while it has prose (blocks of ``PROSE_WORDS`` or more), kept a
+#: sliver of itself: a thread's vote counts ("5", "2") over its posts, which
+#: the model scored under its threshold (WCXB dev: 21 pages, 12 of them
+#: forum threads, came out as a few words beside a gold text of over 100).
+#: Its blocks within ``RESCUE_SHARE`` of its best prose block's score are
+#: kept too. Not with a site model: what is left there once the template is
+#: gone is the page's own, however short (a photo's caption; the dev pages
+#: of sites: 6 of 8 such pages worse with it, their gold 4 to 14 words).
+SLIVER_KEPT_WORDS = 20
+RESCUE_SHARE = 0.75
+
+
+def keep(scores: list[float], threshold: float, words: list[int] | None = None) -> list[bool]:
     """Blocks scoring over the threshold; when none does, the best block
-    and those within half its score, so a page never comes out empty."""
+    and those within half its score, so a page never comes out empty.
+    ``words``: the blocks' words, to rescue a page that kept a sliver
+    (``SLIVER_KEPT_WORDS``)."""
     kept = [s > threshold for s in scores]
     if scores and not any(kept):
         best = max(scores)
         kept = [s >= best / 2 for s in scores]
+    if words is not None and sum(n for n, k in zip(words, kept) if k) < SLIVER_KEPT_WORDS:
+        prose = [s for s, n in zip(scores, words) if n >= PROSE_WORDS]
+        if prose:
+            floor = RESCUE_SHARE * max(prose)
+            kept = [k or s >= floor for k, s in zip(kept, scores)]
     return kept
 
 
@@ -243,7 +263,7 @@ def decide(model: ContentModel, scores: list[float], words: list[int], link_dens
     benchmarks/train_content.py both decide here, so training measures what
     runs. ``tree``: ``block_tree`` (needed only with stage 2)."""
     if model.stage2 is None or not scores:
-        return scores, keep(scores, page_threshold(words, model.threshold, scores))
+        return scores, keep(scores, page_threshold(words, model.threshold, scores), words if single else None)
     assert tree is not None
     if _speedups is not None:
         final = model.stage2_table_scores(stage2_table(scores, words, link_density, *tree, head, keys, single))
@@ -252,7 +272,7 @@ def decide(model: ContentModel, scores: list[float], words: list[int], link_dens
     threshold = page_threshold(words, model.threshold, final)
     if threshold < model.threshold:
         threshold = model.stage2_low
-    return final, keep(final, threshold)
+    return final, keep(final, threshold, words if single else None)
 
 
 def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:

@@ -436,3 +436,21 @@ def test_stage2_decides_from_its_rows_with_the_compiled_and_the_python_walks(mon
                 low += threshold < model.threshold
                 checked += 1
     assert checked == 34 and 0 < low < checked
+
+
+def test_a_page_alone_that_kept_a_sliver_keeps_its_best_prose_too():
+    """A thread without a site model: its vote counts ("5", "2") scored
+    over the threshold and its posts under it, and the page came out as a
+    few numbers. When the kept blocks hold under SLIVER_KEPT_WORDS words
+    and the page has prose, blocks within RESCUE_SHARE of the best prose
+    block's score are kept too; with a site model (no ``words``) or enough
+    kept, nothing changes."""
+    from scrapy_deboiler._decide import keep
+
+    scores = [0.6, 0.33, 0.29, 0.24, 0.1, 0.55]
+    words = [1, 120, 40, 60, 3, 1]
+    assert keep(scores, 0.5, words) == [True, True, True, False, False, True]
+    assert keep(scores, 0.5) == [True, False, False, False, False, True]
+    enough = [30, 120, 40, 60, 3, 1]
+    assert keep(scores, 0.5, enough) == [True, False, False, False, False, True]
+    assert keep([0.4, 0.3], 0.5, [2, 5]) == [True, True]  # no prose: the best and those within half
