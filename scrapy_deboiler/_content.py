@@ -263,9 +263,10 @@ def container_cut_py(scores: list[float], words: list[int], link_density: list[f
 #: ``SLIVER_SHARE`` of all its blocks' words, hides its content until a
 #: script shows it (an inline ``display:none`` on the product or the article
 #: that its script lifts once loaded: a shop's "defer-block", a blog's
-#: fade-in): its hidden elements are read as shown. WCXB dev: five such
-#: pages (an article of 2,000 words, a product, a collection) gave their
-#: header's few words; no dev page is read differently.
+#: fade-in): its hidden elements are read as shown. WCXB dev: seven such
+#: pages (an article of 2,000 words, a product, collections) gave their
+#: header's few words; of the 2,921 dev pages one is read differently (a
+#: flipbook whose slides its gold leaves out).
 SLIVER_WORDS = 80
 SLIVER_SHARE = 0.1
 

@@ -54,6 +54,8 @@ def place_streamed(root: etree._Element) -> bool:
             places.setdefault(name, el)
     moved = False
     for part in parts:
+        if not _placeable(part, None, root):  # inside a fallback dropped already
+            continue
         number = (part.get("id") or "")[2:]
         place = places.get("P:" + number)
         if place is not None and _placeable(place, part, root):
@@ -77,7 +79,7 @@ def place_streamed(root: etree._Element) -> bool:
     return moved
 
 
-def _placeable(place: etree._Element, part: etree._Element, root: etree._Element) -> bool:
+def _placeable(place: etree._Element, part: etree._Element | None, root: etree._Element) -> bool:
     """Whether ``place`` is in ``root``'s tree (not in a fallback dropped
     already) and outside ``part``."""
     el: etree._Element = place
@@ -136,9 +138,11 @@ def _insert_before(anchor: etree._Element, part: etree._Element) -> None:
 
 
 def _remove(el: etree._Element) -> None:
-    """Remove ``el``; its tail (the text after it) stays where it was."""
+    """Remove ``el``; its tail (the text after it) stays where it was.
+    (A part inside its own boundary's fallback went with the fallback.)"""
     parent = el.getparent()
-    assert parent is not None
+    if parent is None:
+        return
     if el.tail:
         previous = el.getprevious()
         if previous is not None:

@@ -140,3 +140,23 @@ def test_a_streamed_part_without_its_boundarys_comments_comes_before_the_fallbac
     parsed = parse_html(plain)
     assert parsed.notes == [] and etree.tostring(parsed.root.find("body")) == (
         b"<body><p>ab</p><template id=\"B:0\"/></body>")
+
+
+def test_streamed_parts_in_any_arrangement_never_break_the_load():
+    """Parts, boundaries, placeholders and boundary comments in random
+    order, nesting and numbers (a part inside its own boundary's fallback,
+    two parts of one number, a part after </html>): the page loads, no
+    marker is left, and no word appears twice."""
+    import random
+
+    pieces = ['<div hidden id="S:{n}">', "</div>", '<template id="B:{n}"></template>',
+              '<template id="P:{n}"></template>', "<!--$?-->", "<!--/$-->", "<!--$-->", "<!--$!-->",
+              "<p>w{k}</p>", "v{k} ", "<main>", "</main>", "<span>", "</span>"]
+    for seed in range(3000):
+        rng = random.Random(seed)
+        body = "".join(rng.choice(pieces).format(n=rng.randint(0, 3), k=k) for k in range(rng.randint(1, 30)))
+        html = f"<html><body>{body}</body></html>" + rng.choice(["", '<div hidden id="S:1"><p>late</p></div>'])
+        root = parse_html(html).root
+        assert not root.xpath("//*[@data-deboiler-boundary]"), html
+        words = " ".join(root.itertext()).split()
+        assert len(words) == len(set(words)), html
