@@ -47,13 +47,8 @@ from scrapy_deboiler._clean import EMPTIED_SHARE, dropped_entries  # noqa: E402
 from scrapy_deboiler._language import normalize_tag, page_language  # noqa: E402
 from scrapy_deboiler._metadata import learn_hints, page_candidates, page_metadata  # noqa: E402
 
-
-def read_jsonl(path: str):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                yield json.loads(line)
+sys.path.insert(0, os.path.dirname(__file__))
+from score_annotated import read_jsonl  # noqa: E402
 
 
 def half_of(domain: str) -> str:

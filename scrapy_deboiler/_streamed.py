@@ -126,11 +126,7 @@ def _insert_before(anchor: etree._Element, part: etree._Element) -> None:
     parent = anchor.getparent()
     assert parent is not None
     if part.text:
-        previous = anchor.getprevious()
-        if previous is not None:
-            previous.tail = (previous.tail or "") + part.text
-        else:
-            parent.text = (parent.text or "") + part.text
+        _text_before(anchor, part.text)
     at = parent.index(anchor)
     for child in list(part):
         parent.insert(at, child)  # moves it, with its tail
@@ -144,9 +140,17 @@ def _remove(el: etree._Element) -> None:
     if parent is None:
         return
     if el.tail:
-        previous = el.getprevious()
-        if previous is not None:
-            previous.tail = (previous.tail or "") + el.tail
-        else:
-            parent.text = (parent.text or "") + el.tail
+        _text_before(el, el.tail)
     parent.remove(el)
+
+
+def _text_before(el: etree._Element, text: str) -> None:
+    """Add ``text`` just before ``el`` (its previous sibling's tail, or
+    its parent's text)."""
+    previous = el.getprevious()
+    if previous is not None:
+        previous.tail = (previous.tail or "") + text
+    else:
+        parent = el.getparent()
+        assert parent is not None
+        parent.text = (parent.text or "") + text

@@ -11,6 +11,7 @@ import importlib
 import os
 import pathlib
 from array import array
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -421,16 +422,26 @@ _WORDS = ["", "", " ", "  \n\t ", "Some words", "more, text.", "x", " spaced  ou
           "\xa0nbsp\xa0", "\u2003em\u3000", "\x0cff\x0c", "\u00e9t\u00e9 \u4e2d\u6587", "a\nnew line", "_"]
 
 
-@st.composite
-def _page(draw, depth=0):
-    parts = [draw(st.sampled_from(_WORDS))]
-    for _ in range(draw(st.integers(0, 4 if depth < 5 else 0))):
-        tag = draw(st.sampled_from(_TAGS))
-        attrs = draw(st.sampled_from(_ATTR))
-        if draw(st.integers(0, 9)) == 0:
-            parts.append("<!-- a comment -->")
-        parts.append(f"<{tag}{attrs}>{draw(_page(depth + 1))}</{tag}>{draw(st.sampled_from(_WORDS))}")
-    return "".join(parts)
+def _random_pages(texts: Sequence[str], tags: Sequence[str], attrs: Sequence[str], max_depth: int, comment_one_in: int,
+                  comment: str):
+    """A strategy of random page bodies: text, then up to 4 elements a
+    level (to ``max_depth``) of ``tags`` with ``attrs``, each with its tail,
+    one in ``comment_one_in`` preceded by ``comment``."""
+    @st.composite
+    def page(draw, depth=0):
+        parts = [draw(st.sampled_from(texts))]
+        for _ in range(draw(st.integers(0, 4 if depth < max_depth else 0))):
+            tag = draw(st.sampled_from(tags))
+            attr = draw(st.sampled_from(attrs))
+            if draw(st.integers(0, comment_one_in - 1)) == 0:
+                parts.append(comment)
+            parts.append(f"<{tag}{attr}>{draw(page(depth + 1))}</{tag}>{draw(st.sampled_from(texts))}")
+        return "".join(parts)
+
+    return page
+
+
+_page = _random_pages(_WORDS, _TAGS, _ATTR, 5, 10, "<!-- a comment -->")
 
 
 @settings(max_examples=300, deadline=None)
@@ -520,16 +531,7 @@ _SEEN_ATTRS = ["", ' hidden', ' aria-hidden="true"', ' aria-hidden="false"', ' s
 _SEEN_TEXTS = ["", " ", "By Ann Lee", "\u00e9t\u00e9 \u4e2d\u6587 words", "May 6, 2024\n", "a\u00a0b", "x" * 30]
 
 
-@st.composite
-def _seen_page(draw, depth=0):
-    parts = [draw(st.sampled_from(_SEEN_TEXTS))]
-    for _ in range(draw(st.integers(0, 4 if depth < 4 else 0))):
-        tag = draw(st.sampled_from(_SEEN_TAGS))
-        attrs = draw(st.sampled_from(_SEEN_ATTRS))
-        if draw(st.integers(0, 5)) == 0:
-            parts.append("<!-- a comment -->after")
-        parts.append(f"<{tag}{attrs}>{draw(_seen_page(depth + 1))}</{tag}>{draw(st.sampled_from(_SEEN_TEXTS))}")
-    return "".join(parts)
+_seen_page = _random_pages(_SEEN_TEXTS, _SEEN_TAGS, _SEEN_ATTRS, 4, 6, "<!-- a comment -->after")
 
 
 @settings(max_examples=300, deadline=None)
