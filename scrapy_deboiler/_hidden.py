@@ -34,6 +34,12 @@ def _class_hides(cls: str) -> bool:
     return bool(found)
 
 
+def _panel(role: str | None) -> bool:
+    """Whether a ``role`` attribute names a tab's panel (roles are a list
+    of tokens, the first a browser knows wins; ours is the only one read)."""
+    return bool(role) and "tabpanel" in role.lower().split()
+
+
 def _is_hidden(el: etree._Element) -> bool:
     """Whether a browser hides ``el``: a ``hidden`` attribute,
     ``aria-hidden="true"``, an inline style with ``display:none`` or
@@ -43,7 +49,14 @@ def _is_hidden(el: etree._Element) -> bool:
     out of fold, multi-page sites / single pages: attributes and styles
     +0.002 / +0.007 (``hidden`` and ``display`` alone: +0.001 / +0.008);
     classes then +0.003 / +0.005 (without ``d-none``: +0.004 / 0; with
-    ``d-none`` even where a breakpoint shows it: +0.003 / +0.001)."""
+    ``d-none`` even where a breakpoint shows it: +0.003 / +0.001).
+
+    A tab's panel (``role="tabpanel"``) is not hidden however it is hidden:
+    its tab shows it at a click, and documentation and shops keep their
+    specifications, code samples and reviews in the panels not open first
+    (``_panel``)."""
+    if _panel(el.get("role")):
+        return False
     if el.get("hidden") is not None:
         return True
     value = el.get("aria-hidden")

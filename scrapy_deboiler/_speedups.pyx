@@ -1163,31 +1163,39 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
 
 
 cdef bint _hidden(xmlNode* node, object class_hides):
-    """``_content._is_hidden`` on libxml2's attribute list (callers check
+    """``_hidden._is_hidden`` on libxml2's attribute list (callers check
     first that the node has attributes); ``class_hides(class)`` is
-    ``_content._class_hides``."""
+    ``_hidden._class_hides``. A tab's panel (``role="tabpanel"``) is never
+    hidden, wherever its ``role`` stands among the attributes."""
     cdef tree.xmlAttr* attr = node.properties
     cdef str value
+    cdef bint hides = False
     while attr != NULL:
         if attr.ns == NULL:
-            if strcmp(<const char*>attr.name, "hidden") == 0:
-                return True
-            if strcmp(<const char*>attr.name, "aria-hidden") == 0:
+            if strcmp(<const char*>attr.name, "role") == 0:
+                value = _run_text(attr.children)
+                if value and "tabpanel" in value.lower().split():
+                    return False
+            elif hides:
+                pass
+            elif strcmp(<const char*>attr.name, "hidden") == 0:
+                hides = True
+            elif strcmp(<const char*>attr.name, "aria-hidden") == 0:
                 value = _run_text(attr.children)
                 if value and value.strip().lower() == "true":
-                    return True
+                    hides = True
             elif strcmp(<const char*>attr.name, "style") == 0:
                 value = _run_text(attr.children)
                 if value:
                     value = "".join(value.split()).lower()
                     if "display:none" in value or "visibility:hidden" in value:
-                        return True
+                        hides = True
             elif strcmp(<const char*>attr.name, "class") == 0:
                 value = _run_text(attr.children)
                 if value and class_hides(value):
-                    return True
+                    hides = True
         attr = attr.next
-    return False
+    return hides
 
 
 def address_of(object element):

@@ -149,16 +149,51 @@ def test_compiled_walk_hides_what_the_python_walk_hides(monkeypatch):
         "<span style='visibility:hidden'><em style='display:none'>f</em></span><!-- x -->"
         "<section><div><p style='display: block'>g</p><b hidden>h</b> tail</div></section>"
         "<p class='Card SR-ONLY'>i</p><p class='hidden-xs'>j</p><p class='d-none d-md-block'>k</p>"
-        "<p class='x d-none'>l</p><p class='d-none d-print-none visually-hidden'>m</p></body></html>"
+        "<p class='x d-none'>l</p><p class='d-none d-print-none visually-hidden'>m</p>"
+        "<div role='tabpanel' hidden>n</div><div hidden role=' tab TABPANEL'>o</div>"
+        "<div class='sr-only' aria-hidden='true' role='tabpanel'>p</div><div role='tab' hidden>q</div></body></html>"
     )
     root = _page(html).root
     use_walks(True, monkeypatch)
     py = _content.page_blocks_py(root, hide=True)
     assert [(b.element, b.text) for b in _content.page_blocks(root, hide=True)] == [
         (b.element, b.text) for b in py]
-    assert [b.text for b in py] == ["c", "e", "g", "tail", "j", "k"]
+    assert [b.text for b in py] == ["c", "e", "g", "tail", "j", "k", "n", "o", "p"]
     assert [b.text for b in _content.page_blocks_py(root)] == [
-        "a", "b", "c", "d", "e", "f", "g", "h tail", "i", "j", "k", "l", "m"]
+        "a", "b", "c", "d", "e", "f", "g", "h tail", "i", "j", "k", "l", "m", "n", "o", "p", "q"]
+
+
+TABBED = (
+    "<html><head><title>Install | Docs</title></head><body>"
+    "<nav><a href='/'>Docs</a> <a href='/guide'>Guide</a> <a href='/api'>API</a></nav>"
+    "<main><h1>Install the client</h1><p>The client runs on every major system; pick yours below and run the "
+    "commands in a terminal. Each installs the same version.</p>"
+    "<div role='tablist'><button role='tab'>Linux</button><button role='tab'>macOS</button>"
+    "<button role='tab'>Windows</button></div>"
+    "<div role='tabpanel' id='linux'><pre><code>sudo apt install example-client</code></pre>"
+    "<p>On Debian and Ubuntu the package comes from the distribution's own archive.</p></div>"
+    "<div role='tabpanel' id='mac' hidden><pre><code>brew install example-client</code></pre>"
+    "<p>On macOS the formula builds against the system's own libraries.</p></div>"
+    "<div role='tabpanel' id='win' {hide}><pre><code>winget install example-client</code></pre>"
+    "<p>On Windows the installer adds the client to the path of every new shell.</p></div>"
+    "<div class='modal' hidden><p>Subscribe to our newsletter for release notes every month.</p></div>"
+    "</main></body></html>"
+)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("hide", ["hidden", "style='display:none'", "aria-hidden='true' class='hidden'"])
+def test_every_panel_of_a_tab_set_is_read(compiled, monkeypatch, hide):
+    """Documentation shows one system's commands and hides the others'
+    panels until their tab is clicked; shops hide specifications and
+    reviews the same way. A reader gets them at a click, so every panel is
+    content (WCXB dev, documentation: +0.010 word F1 in-sample); what is
+    hidden and no panel (a closed dialog) stays out."""
+    use_walks(compiled, monkeypatch)
+    result = clean_page(Page(TABBED.format(hide=hide), "https://docs.example/install"), None, mode="content")
+    for command in ("apt install", "brew install", "winget install"):
+        assert command in result.text and command in result.html
+    assert "Subscribe" not in result.text
 
 
 def test_container_cut_keeps_the_main_container_and_cuts_what_lies_outside():
