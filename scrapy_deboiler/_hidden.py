@@ -37,7 +37,7 @@ def _class_hides(cls: str) -> bool:
 def _panel(role: str | None) -> bool:
     """Whether a ``role`` attribute names a tab's panel (roles are a list
     of tokens, the first a browser knows wins; ours is the only one read)."""
-    return bool(role) and "tabpanel" in role.lower().split()
+    return role is not None and "tabpanel" in role.lower().split()
 
 
 def _is_hidden(el: etree._Element) -> bool:
