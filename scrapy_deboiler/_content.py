@@ -29,8 +29,8 @@ from ._compiled import speedups as _speedups
 from ._content_html import content_html
 from ._content_model import (MODEL_FORMAT, MODEL_VERSION, ContentModel, ContentModelError, default_model,
                              model_path)
-from ._decide import (STAGE2_FEATURES, body_flags, decide, keep, page_threshold, smooth, stage2_rows,
-                      whole_tables)
+from ._decide import (STAGE2_FEATURES, body_flags, decide, drop_repeats, keep, page_threshold, smooth,
+                      stage2_rows, whole_tables)
 from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF, _hint_bits, _hint_cache,
                         block_features, headline_index, page_columns, place_keys)
 from ._hidden import _class_hides, _is_hidden
@@ -377,7 +377,7 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
         scores = container_cut(scores, words, link_density, *tree)
     head = headline_index(blocks, title) if model.stage2 is not None else -1
     scores, kept = decide(model, scores, words, link_density, tree, head, keys, single)
-    return blocks, scores, whole_tables(blocks, kept)
+    return blocks, scores, drop_repeats(blocks, whole_tables(blocks, kept))
 
 
 def _shown_table(root: etree._Element, skip: set | frozenset, near: set | frozenset,

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from ._content_model import ContentModel
 
 __all__ = ["BYLINE_REACH", "BYLINE_WORDS", "LISTING_THRESHOLD", "PROSE_SHARE", "SMOOTHING", "STAGE2_FEATURES",
-           "STAGE2_LEVELS", "SURE_PROSE_SHARE", "SURE_PROSE_WORDS", "body_flags", "decide", "keep", "page_threshold",
-           "smooth", "stage2_rows", "stage2_table", "whole_tables"]
+           "STAGE2_LEVELS", "SURE_PROSE_SHARE", "SURE_PROSE_WORDS", "body_flags", "decide", "drop_repeats", "keep",
+           "page_threshold", "smooth", "stage2_rows", "stage2_table", "whole_tables"]
 
 #: How much of a block's score comes from the blocks in the same place on
 #: the page (0.5-0.75 all gave the same F1 out of fold; see smooth).
@@ -313,6 +313,33 @@ def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:
             for j in span:
                 kept[j] = True
     return kept
+
+
+#: A kept block of at least this many words whose text a kept block before
+#: it already gave is left out (``drop_repeats``).
+REPEAT_WORDS = 5
+#: Blocks whose text may rightly repeat: code and table rows.
+_REPEATABLE = frozenset(("pre", "tr"))
+
+
+def drop_repeats(blocks: list[Block], kept: list[bool]) -> list[bool]:
+    """Each kept text once. Shops write a product's description twice (a
+    phone's layout and a desktop's, one hidden by a style sheet we do not
+    read), forums quote the post a reply answers, tabs and carousels copy
+    their slides: WCXB's gold holds such text once or not at all, and a
+    corpus wants it once. Code lines and table rows may repeat and keep."""
+    seen: dict[str, object] = {}
+    out = list(kept)
+    for i, b in enumerate(blocks):
+        if not kept[i] or b.words < REPEAT_WORDS:
+            continue
+        if (b.tag if type(b) is _TableBlock else b.element.tag) in _REPEATABLE:
+            continue
+        key = " ".join(b.text.lower().split())
+        first = seen.setdefault(key, b.place)
+        if first is not b.place and first != b.place:
+            out[i] = False
+    return out
 
 
 #: Class and id hints of a byline or a dateline (or of its ancestors).

@@ -489,3 +489,35 @@ def test_a_page_alone_that_kept_a_sliver_keeps_its_best_prose_too():
     enough = [30, 120, 40, 60, 3, 1]
     assert keep(scores, 0.5, enough) == [True, False, False, False, False, True]
     assert keep([0.4, 0.3], 0.5, [2, 5]) == [True, True]  # no prose: the best and those within half
+
+
+def _repeats_page(entry_note: str) -> str:
+    description = ("<p>A wheel thrown stoneware mug in a speckled white glaze, matte outside and glossy inside, "
+                   "that holds a large coffee and keeps it warm.</p><p>Handmade, so each one differs a little "
+                   "from the photographs.</p>")
+    entries = "".join(f"<li class='card'><a href='/p/{i}'>Mug number {i} in speckle</a><p>{entry_note}</p></li>"
+                      for i in range(6))
+    return ("<html><head><title>Speckle mug | Shop</title></head><body>"
+            "<nav><a href='/'>Shop</a> <a href='/mugs'>Mugs</a></nav><main><h1>Speckle mug</h1>"
+            f"<div class='mobile-only'>{description}</div><div class='desktop-only'><p>Price 60 dollars</p>"
+            f"{description}</div>"
+            "<pre><code>care: wash by hand in warm water only\ncare: wash by hand in warm water only</code></pre>"
+            "<blockquote><p>A wheel thrown stoneware mug in a speckled white glaze, matte outside and glossy "
+            "inside, that holds a large coffee and keeps it warm.</p></blockquote>"
+            f"<h2>More mugs</h2><ul class='grid'>{entries}</ul></main></body></html>")
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_text_the_page_repeats_elsewhere_is_kept_once(compiled, monkeypatch):
+    """A shop writes its description twice (a phone's layout and a
+    desktop's), a forum quotes the post it answers: kept once
+    (``drop_repeats``; WCXB dev in-sample: products +0.012, forums +0.018).
+    The same line in each entry of a list stays in each, as do code lines."""
+    use_walks(compiled, monkeypatch)
+    note = "Ships in two days from the workshop in Melbourne, Australia."
+    result = clean_page(Page(_repeats_page(note), "https://shop.example/p/mug"), None, mode="content")
+    assert result.text.count("A wheel thrown stoneware mug") == 1
+    assert result.text.count("Handmade, so each one differs") == 1
+    assert result.html.count("A wheel thrown stoneware mug") == 1
+    assert result.text.count(note) == 6 and result.text.count("Mug number") == 6
+    assert result.text.count("care: wash by hand") == 2
