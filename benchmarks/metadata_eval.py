@@ -124,12 +124,16 @@ def language_eval(paths: list[str]) -> None:
     reads a page declared English as another language), which one the
     annotated main text (``gold_text``, read by the identifier alone)
     is in."""
-    from scrapy_deboiler._language import _get_identifier
+    from scrapy_deboiler._language import _get_identifier, _ranked
     ident = _get_identifier()
+
+    def first(text: str) -> str | None:
+        ranked = _ranked(ident, text[:3000])
+        return ranked[0][0] if ranked else None
 
     def gold_lang(r: dict) -> str | None:
         text = r.get("gold_text") or ""
-        return ident.classify(text[:3000])[0] if ident is not None and len(text) >= 200 else None
+        return first(text) if ident is not None and len(text) >= 200 else None
 
     for path in paths:
         n = ours = alone = 0
@@ -153,7 +157,7 @@ def language_eval(paths: list[str]) -> None:
             n += 1
             ours += mine == primary
             if ident is not None and c.text:
-                alone += ident.classify(c.text[:3000])[0] == primary
+                alone += first(c.text) == primary
             if mine != primary:
                 g = gold_lang(r)
                 differ += 1

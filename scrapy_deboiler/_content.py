@@ -377,7 +377,9 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
         scores = container_cut(scores, words, link_density, *tree)
     head = headline_index(blocks, title) if model.stage2 is not None else -1
     scores, kept = decide(model, scores, words, link_density, tree, head, keys, single)
-    return blocks, scores, drop_repeats(blocks, whole_tables(blocks, kept))
+    kept = whole_tables(blocks, kept)
+    tags = [b.tag if type(b) is _TableBlock else b.element.tag for b in blocks]
+    return blocks, scores, drop_repeats([b.text for b in blocks], words, keys, tags, kept)
 
 
 def _shown_table(root: etree._Element, skip: set | frozenset, near: set | frozenset,

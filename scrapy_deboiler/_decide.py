@@ -322,22 +322,25 @@ REPEAT_WORDS = 5
 _REPEATABLE = frozenset(("pre", "tr"))
 
 
-def drop_repeats(blocks: list[Block], kept: list[bool]) -> list[bool]:
+def drop_repeats(texts: list[str], words: list[int], places: list, tags: list[str],
+                 kept: list[bool]) -> list[bool]:
     """Each kept text once. Shops write a product's description twice (a
     phone's layout and a desktop's, one hidden by a style sheet we do not
     read), forums quote the post a reply answers, tabs and carousels copy
     their slides: WCXB's gold holds such text once or not at all, and a
-    corpus wants it once. Code lines and table rows may repeat and keep."""
+    corpus wants it once. A block (its ``texts``, ``words``, ``places``:
+    ``place_keys``, ``tags``) is left out when a kept block before it in
+    another place gave the same text: the entries of one list keep the line
+    they share (each card's "Ships in two days"); code lines and table
+    rows may repeat."""
     seen: dict[str, object] = {}
     out = list(kept)
-    for i, b in enumerate(blocks):
-        if not kept[i] or b.words < REPEAT_WORDS:
+    for i, text in enumerate(texts):
+        if not kept[i] or words[i] < REPEAT_WORDS or tags[i] in _REPEATABLE:
             continue
-        if (b.tag if type(b) is _TableBlock else b.element.tag) in _REPEATABLE:
-            continue
-        key = " ".join(b.text.lower().split())
-        first = seen.setdefault(key, b.place)
-        if first is not b.place and first != b.place:
+        key = " ".join(text.lower().split())
+        first = seen.setdefault(key, places[i])
+        if first != places[i]:
             out[i] = False
     return out
 
