@@ -35,8 +35,8 @@ def _class_hides(cls: str) -> bool:
 
 
 def _panel(role: str | None) -> bool:
-    """Whether a ``role`` attribute names a tab's panel (roles are a list
-    of tokens, the first a browser knows wins; ours is the only one read)."""
+    """Whether a ``role`` attribute names a tab's panel (it lists tokens,
+    fallbacks after the first: any of them naming a panel counts)."""
     return role is not None and "tabpanel" in role.lower().split()
 
 

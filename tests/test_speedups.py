@@ -412,7 +412,8 @@ def test_compiled_clean_html_and_titles_equal_the_python_walks_on_generated_site
 _TAGS = ("div p ul ol li table thead tbody tfoot tr td th caption h1 h2 h3 blockquote pre dl dt dd figure "
          "figcaption section details summary dialog span a b em code br img picture abbr q noscript svg title "
          "script template font center form meta").split()
-_ATTR = ["", "", "", " hidden", " role='tabpanel' hidden", " style='display:none' role='x TabPanel'", " class='sr-only x'", " class='d-none d-md-block'", " aria-hidden='true'",
+_ATTR = ["", "", "", " hidden", " role='tabpanel' hidden", " style='display:none' role='x TabPanel'",
+         " class='sr-only x'", " class='d-none d-md-block'", " aria-hidden='true'",
          " style='display: NONE'", " href='/x?a=1&amp;b=2'", " href='javascript:x'", " href=' #top'",
          " href='//cdn.example/y'", " src='/i.png' alt='pic'", " alt=''", " src=''", " title='t \"q\" &amp;'",
          " lang='de' dir='rtl'", " colspan='2' scope='row'", " id='x' class='post'", " open",
@@ -526,7 +527,8 @@ def test_the_compiled_candidate_walk_lets_through_every_element_the_python_test_
 
 
 _SEEN_TAGS = ["div", "p", "li", "br", "span", "a", "script", "style", "select", "option", "button", "svg", "b"]
-_SEEN_ATTRS = ["", ' hidden', ' hidden role="tabpanel"', ' aria-hidden="true"', ' aria-hidden="false"', ' style="display: none"',
+_SEEN_ATTRS = ["", ' hidden', ' hidden role="tabpanel"', ' aria-hidden="true"', ' aria-hidden="false"',
+               ' style="display: none"',
                ' style="color:red"', ' class="sr-only"', ' class="byline"']
 _SEEN_TEXTS = ["", " ", "By Ann Lee", "\u00e9t\u00e9 \u4e2d\u6587 words", "May 6, 2024\n", "a\u00a0b", "x" * 30]
 
