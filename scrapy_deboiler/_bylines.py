@@ -209,6 +209,13 @@ def _attr(el: etree._Element, name: str) -> str:
     return v.strip() if v else ""
 
 
+def _author_rel(el: etree._Element) -> bool:
+    """Whether a link's ``rel`` says it goes to its author's page (most
+    links' ``rel`` is ``nofollow`` or ``noopener``: not candidates)."""
+    rel = el.get("rel")
+    return bool(rel) and "author" in rel.lower().split()
+
+
 _LEAD_FIRST = frozenset("bvpdawegsoftyrоа作著저é")
 
 
@@ -228,6 +235,7 @@ _PREFILTER_CLASS = [w.encode() for w in (
     "author", "byline", "by-line", "writer", "posted", "reporter", "contributor", "journalist", "autor",
     "auteur", "date", "publish", "time", "updated", "modified", "datum", "fecha")]
 _PREFILTER_HREF = [w.encode() for w in ("aut", "writ", "contrib", "column", "journ", "redak")]
+_PREFILTER_REL = [b"author"]
 #: Every first word, in ASCII letters, that ``_LEAD_START`` takes (its
 #: words in other scripts pass the prefilter as not ASCII).
 _PREFILTER_LEAD = {w.encode() for w in (
@@ -241,7 +249,7 @@ def _is_candidate(el: etree._Element) -> bool:
     ident = el.get("id")
     tag = el.tag
     if ((cls or ident) and _class_hit(cls, ident)) or tag == "time" or el.get("itemprop") is not None \
-            or el.get("datetime") or (tag == "a" and (el.get("rel") or _author_href(el.get("href")))):
+            or el.get("datetime") or (tag == "a" and (_author_rel(el) or _author_href(el.get("href")))):
         return True
     if tag in _HEADINGS:
         return True
@@ -260,16 +268,20 @@ def _candidate_elements(root: etree._Element) -> list[tuple[int, etree._Element]
     body = root.find("body")
     top = body if body is not None else root
     if _speedups is not None:
-        found = _speedups.candidate_walk(top, _PREFILTER_CLASS, _PREFILTER_HREF, _PREFILTER_LEAD, _HEADING_TAGS)
+        found = _speedups.candidate_walk(top, _PREFILTER_CLASS, _PREFILTER_HREF, _PREFILTER_LEAD, _HEADING_TAGS,
+                                         _PREFILTER_REL)
         return [(i, el) for i, el in found if _is_candidate(el)]
     return [(i, el) for i, el in enumerate(top.iter(etree.Element)) if _is_candidate(el)]
 
 
-def _add(out: list[tuple], order: int, el: etree._Element, aside: str, f: str, value: str, source: str,
+def _add(out: list[tuple], order: int, el: etree._Element, places: _Places, f: str, value: str, source: str,
          kind: str) -> None:
-    """A candidate of ``el``'s, its place read only now (most elements read
-    give none)."""
-    out.append((CANDIDATE, order, el, f, Candidate(value, source, kind + _element_key(el), order, aside)))
+    """A candidate of ``el``'s, unless it is hidden; its place read only now
+    (most elements read give none: a third of the time of reading a page's
+    elements went to placing them first)."""
+    aside, hidden = places.of(el)
+    if not hidden:
+        out.append((CANDIDATE, order, el, f, Candidate(value, source, kind + _element_key(el), order, aside)))
 
 
 def read_elements(root: etree._Element, names: list[str], month_first: bool) -> list[tuple]:
@@ -279,7 +291,8 @@ def read_elements(root: etree._Element, names: list[str], month_first: bool) -> 
     cleaned): records ``(HEADING, order, el, None, None)`` for an ``<h2>``
     or ``<h3>``, ``(HEADLINE, order, el, hidden, has words)`` for an
     ``<h1>``, ``(CANDIDATE, order, el, field, Candidate)`` for a value
-    (``el`` the element whose place decides). Hidden elements give none."""
+    (``el`` the element whose place decides). Hidden elements give none
+    (``_add``)."""
     out: list[tuple] = []
     places = _Places()
     for order, el in _candidate_elements(root):
@@ -292,9 +305,6 @@ def read_elements(root: etree._Element, names: list[str], month_first: bool) -> 
             out.append((HEADLINE, order, el, places.of(el)[1], _headline_text(el)))
             if not el.get("class") and not el.get("id"):
                 continue
-        aside, hidden = places.of(el)
-        if hidden:
-            continue
         words = f"{el.get('class') or ''} {el.get('id') or ''}".lower()
         itemprop = _attr(el, "itemprop").lower()
         if itemprop in ("datepublished", "datecreated", "datemodified", "uploaddate"):
@@ -303,7 +313,7 @@ def read_elements(root: etree._Element, names: list[str], month_first: bool) -> 
             if day:
                 # A <meta itemprop> is structured data, not a date a reader sees.
                 source = "md-meta" if tag in ("meta", "link") else "md"
-                _add(out, order, el, aside, f, day, source, "md:")
+                _add(out, order, el, places, f, day, source, "md:")
             continue
         if itemprop in ("author", "creator"):
             inner = [n for n in el.iter(etree.Element) if _attr(n, "itemprop").lower() == "name"]
@@ -312,7 +322,7 @@ def read_elements(root: etree._Element, names: list[str], month_first: bool) -> 
             who = clean_author(raw)
             if who:
                 source = "site" if _is_site(who, names) else "md"
-                _add(out, order, el, aside, "author", who, source, "md:")
+                _add(out, order, el, places, "author", who, source, "md:")
             continue
         if tag == "time" or (el.get("datetime") and tag in ("span", "abbr", "div", "p")):
             day = iso_day(el.get("datetime") or "", month_first) or iso_day(_seen_text(el), month_first)
@@ -320,12 +330,12 @@ def read_elements(root: etree._Element, names: list[str], month_first: bool) -> 
                 parent = el.getparent()
                 label = words + " " + (_seen_text(parent)[:80] if parent is not None else "")
                 f = "modified" if _MODIFIED_CLASS.search(words) or _MODIFIED_LABEL.search(label) else "published"
-                _add(out, order, el, aside, f, day, "time", "time:")
+                _add(out, order, el, places, f, day, "time", "time:")
             continue
-        if tag == "a" and ("author" in _attr(el, "rel").lower().split() or _author_href(el.get("href"))):
+        if tag == "a" and (_author_rel(el) or _author_href(el.get("href"))):
             who = clean_author(_seen_text(el))
             if who:
-                _add(out, order, el, aside, "author", who, "dom", "a:")
+                _add(out, order, el, places, "author", who, "dom", "a:")
             continue
         txt = None
         if words.strip():
@@ -334,8 +344,8 @@ def read_elements(root: etree._Element, names: list[str], month_first: bool) -> 
                 if txt and len(txt) <= MAX_BYLINE_CHARS:
                     who = clean_author(txt)
                     if who:
-                        _add(out, order, el, aside, "author", who, "dom", "dom:")
-                        _dates_near(out, el, order, aside, month_first)
+                        _add(out, order, el, places, "author", who, "dom", "dom:")
+                        _dates_near(out, el, order, places, month_first)
             if _DATE_CLASS.search(words):
                 txt = _seen_text(el) if txt is None else txt
                 if txt:  # a date box's date opens it ("Posted on April 13, 2023" and its tags)
@@ -345,19 +355,19 @@ def read_elements(root: etree._Element, names: list[str], month_first: bool) -> 
                         f = ("modified" if _MODIFIED_CLASS.search(words)
                              or _MODIFIED_LABEL.search(txt[:days[0][0]]) else "published")
                         day = days[0][1]
-                        _add(out, order, el, aside, f, day, "dom", "dom:")
+                        _add(out, order, el, places, f, day, "dom", "dom:")
         t = el.text
         if t and len(t) < MAX_BYLINE_CHARS and _LEAD_START.match(t):
             txt = _seen_text(el) if txt is None else txt
             if txt and len(txt) <= MAX_BYLINE_CHARS:
                 who = clean_author(txt)
                 if who and name_shaped(who):
-                    _add(out, order, el, aside, "author", who, "text", "text:")
-                    _dates_near(out, el, order, aside, month_first)
+                    _add(out, order, el, places, "author", who, "text", "text:")
+                    _dates_near(out, el, order, places, month_first)
                 days = find_days(txt, month_first, limit=1)
                 if days:
                     day = days[0][1]
-                    _add(out, order, el, aside, "published", day, "text", "text:")
+                    _add(out, order, el, places, "published", day, "text", "text:")
     return out
 
 
@@ -424,7 +434,7 @@ def _headline_text(el: etree._Element) -> bool:
     return len(text) >= 12 or len(text.split()) >= 2
 
 
-def _dates_near(out: list[tuple], el: etree._Element, order: int, aside: str, month_first: bool) -> None:
+def _dates_near(out: list[tuple], el: etree._Element, order: int, places: _Places, month_first: bool) -> None:
     """A date written beside a byline's name: in the short text of its
     parent or grandparent ("Written by Jane Doe" and "April 8, 2024" in
     two paragraphs of one box)."""
@@ -439,7 +449,9 @@ def _dates_near(out: list[tuple], el: etree._Element, order: int, aside: str, mo
         if days:
             label = text[:days[0][0]]
             f = "modified" if _MODIFIED_LABEL.search(label) else "published"
-            place = "by:" + _element_key(node)
-            out.append((CANDIDATE, order, el, f, Candidate(days[0][1], "dom", place, order, aside)))
+            aside, hidden = places.of(el)
+            if not hidden:
+                place = "by:" + _element_key(node)
+                out.append((CANDIDATE, order, el, f, Candidate(days[0][1], "dom", place, order, aside)))
             return
         node = node.getparent()

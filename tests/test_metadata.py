@@ -129,6 +129,25 @@ def test_byline_words_and_names():
     assert name_shaped("王小明")  # no capitals to judge by
 
 
+
+def test_hidden_bylines_give_nothing_and_a_link_says_author_by_its_rel():
+    """A byline, date or author link the page hides is no candidate,
+    however it is hidden (the compiled walk places an element only once it
+    gave a value); a link to the author's page counts by its ``rel``
+    (``author`` among other tokens), not by having one (``nofollow``)."""
+    body = ("<div style='display: none'><p class='byline'>By Hidden Person</p>"
+            "<time datetime='2019-01-02'>Jan 2, 2019</time></div>"
+            "<p hidden class='author'>Other Hidden</p><span class='post-date' aria-hidden='true'>May 1, 2018</span>"
+            "<h1>Bridge plans approved</h1><p>" + PROSE + "</p>{}")
+    url = "https://blog.example.com/bridge"
+    hidden = meta_of("<html><body>" + body.format("") + "</body></html>", url)
+    assert (hidden["author"], hidden["published"]) == (None, None)
+    shown = meta_of("<html><body>" + body.format(
+        "<p>Share: <a rel='nofollow' href='https://social.example/x'>Ann Share</a></p>"
+        "<p><a rel='NoFollow Author' href='/people/17'>Jane Visible</a></p>"
+        "<p class='post-date'>Posted on March 3, 2024</p>") + "</body></html>", url)
+    assert (shown["author"], shown["published"]) == ("Jane Visible", "2024-03-03")
+
 # --- dates ---------------------------------------------------------------------
 
 

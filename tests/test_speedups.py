@@ -490,6 +490,7 @@ def test_the_compiled_head_title_is_what_elementpath_finds():
 _META_TAGS = ["div", "span", "p", "a", "time", "h1", "h2", "h3", "li", "abbr", "em"]
 _META_ATTRS = ['', ' class="byline"', ' class="Post-Date x"', ' id="AUTHOR-box"', ' itemprop=""',
                ' itemprop="author"', ' datetime="2024-05-06"', ' datetime=""', ' rel="author"', ' rel=""',
+               ' rel="nofollow"', ' rel="NoFollow Author"', ' rel="authority"', ' rel="co-author"',
                ' href="/writers/ann"', ' href="/Autores/x"', ' href="/about"', ' class="readtime"',
                ' class="wrİter"', ' class="\u212aey"', ' class="caf\u00e9-date"', ' class="a&amp;date"']
 _META_TEXTS = ["", "By Ann Lee", "  by: Tom", "Written by Sara", "Autor: Kofi", "\u00a0By Ann", "By", "byline",
