@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from lxml import etree
 
-__all__ = ["HIDING_CLASSES"]
+__all__ = ["HIDING_CLASSES", "PANEL_ROLES"]
 
 #: Class names that hide an element in common CSS frameworks and CMSs
 #: (Bootstrap's ``hidden``, ``invisible``, ``sr-only``, ``d-none``;
@@ -34,10 +34,17 @@ def _class_hides(cls: str) -> bool:
     return bool(found)
 
 
+#: ARIA roles of the panels a control opens: a tab's panel, and the
+#: ``region`` of an accordion or a disclosure (WAI-ARIA Authoring
+#: Practices' accordion pattern: a button with ``aria-expanded`` and
+#: ``aria-controls`` over a ``role="region"`` panel).
+PANEL_ROLES = frozenset(("tabpanel", "region"))
+
+
 def _panel(role: str | None) -> bool:
-    """Whether a ``role`` attribute names a tab's panel (it lists tokens,
-    fallbacks after the first: any of them naming a panel counts)."""
-    return role is not None and "tabpanel" in role.lower().split()
+    """Whether a ``role`` attribute names a panel (``PANEL_ROLES``; it
+    lists tokens, fallbacks after the first: any of them counts)."""
+    return role is not None and not PANEL_ROLES.isdisjoint(role.lower().split())
 
 
 def _is_hidden(el: etree._Element) -> bool:
@@ -51,9 +58,10 @@ def _is_hidden(el: etree._Element) -> bool:
     classes then +0.003 / +0.005 (without ``d-none``: +0.004 / 0; with
     ``d-none`` even where a breakpoint shows it: +0.003 / +0.001).
 
-    A tab's panel (``role="tabpanel"``) is not hidden however it is hidden:
-    its tab shows it at a click, and documentation and shops keep their
-    specifications, code samples and reviews in the panels not open first
+    A panel (``PANEL_ROLES``: a tab's, an accordion's) is not hidden
+    however it is hidden: its tab or button shows it at a click, and
+    documentation and shops keep their specifications, code samples,
+    reviews, shipping terms and FAQ answers in the panels not open first
     (``_panel``)."""
     if _panel(el.get("role")):
         return False

@@ -1162,11 +1162,16 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
     return order
 
 
+#: ``_hidden.PANEL_ROLES`` (the extension imports nothing of the package's).
+_PANEL_ROLES = frozenset(("tabpanel", "region"))
+
+
 cdef bint _hidden(xmlNode* node, object class_hides):
     """``_hidden._is_hidden`` on libxml2's attribute list (callers check
     first that the node has attributes); ``class_hides(class)`` is
-    ``_hidden._class_hides``. A tab's panel (``role="tabpanel"``) is never
-    hidden, wherever its ``role`` stands among the attributes."""
+    ``_hidden._class_hides``. A panel (``_hidden.PANEL_ROLES``: a tab's, an
+    accordion's) is never hidden, wherever its ``role`` stands among the
+    attributes."""
     cdef tree.xmlAttr* attr = node.properties
     cdef str value
     cdef bint hides = False
@@ -1174,7 +1179,7 @@ cdef bint _hidden(xmlNode* node, object class_hides):
         if attr.ns == NULL:
             if strcmp(<const char*>attr.name, "role") == 0:
                 value = _run_text(attr.children)
-                if value and "tabpanel" in value.lower().split():
+                if value and not _PANEL_ROLES.isdisjoint(value.lower().split()):
                     return False
             elif hides:
                 pass

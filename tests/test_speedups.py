@@ -108,6 +108,12 @@ def partition(keys):
     return sorted(map(sorted, groups.values()))
 
 
+def test_the_compiled_walks_know_the_panels_the_python_walks_know():
+    from scrapy_deboiler import _hidden
+
+    assert speedups._PANEL_ROLES == _hidden.PANEL_ROLES
+
+
 def test_compiled_blake2b_is_blake2b():
     for n in (0, 1, 63, 127, 128, 129, 256, 1000):
         data = bytes(range(256)) * 4
@@ -413,6 +419,7 @@ _TAGS = ("div p ul ol li table thead tbody tfoot tr td th caption h1 h2 h3 block
          "figcaption section details summary dialog span a b em code br img picture abbr q noscript svg title "
          "script template font center form meta").split()
 _ATTR = ["", "", "", " hidden", " role='tabpanel' hidden", " style='display:none' role='x TabPanel'",
+         " role='region' aria-hidden='true'",
          " class='sr-only x'", " class='d-none d-md-block'", " aria-hidden='true'",
          " style='display: NONE'", " href='/x?a=1&amp;b=2'", " href='javascript:x'", " href=' #top'",
          " href='//cdn.example/y'", " src='/i.png' alt='pic'", " alt=''", " src=''", " title='t \"q\" &amp;'",
@@ -528,7 +535,7 @@ def test_the_compiled_candidate_walk_lets_through_every_element_the_python_test_
 
 
 _SEEN_TAGS = ["div", "p", "li", "br", "span", "a", "script", "style", "select", "option", "button", "svg", "b"]
-_SEEN_ATTRS = ["", ' hidden', ' hidden role="tabpanel"', ' aria-hidden="true"', ' aria-hidden="false"',
+_SEEN_ATTRS = ["", ' hidden', ' hidden role="tabpanel"', ' role="Region" style="display:none"', ' aria-hidden="true"', ' aria-hidden="false"',
                ' style="display: none"',
                ' style="color:red"', ' class="sr-only"', ' class="byline"']
 _SEEN_TEXTS = ["", " ", "By Ann Lee", "\u00e9t\u00e9 \u4e2d\u6587 words", "May 6, 2024\n", "a\u00a0b", "x" * 30]
