@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from lxml import etree
 
-__all__ = ["HIDING_CLASSES", "PANEL_ROLES"]
+__all__ = ["HIDING_CLASSES", "PANEL_CLASS", "PANEL_ROLES"]
 
 #: Class names that hide an element in common CSS frameworks and CMSs
 #: (Bootstrap's ``hidden``, ``invisible``, ``sr-only``, ``d-none``;
@@ -39,12 +39,17 @@ def _class_hides(cls: str) -> bool:
 #: Practices' accordion pattern: a button with ``aria-expanded`` and
 #: ``aria-controls`` over a ``role="region"`` panel).
 PANEL_ROLES = frozenset(("tabpanel", "region"))
+#: A class naming this (any case, inside a word: ``cdr-accordion__content``,
+#: ``ss-accordion-content``) marks an accordion's panel where no role does.
+PANEL_CLASS = "accordion"
 
 
-def _panel(role: str | None) -> bool:
-    """Whether a ``role`` attribute names a panel (``PANEL_ROLES``; it
-    lists tokens, fallbacks after the first: any of them counts)."""
-    return role is not None and not PANEL_ROLES.isdisjoint(role.lower().split())
+def _panel(role: str | None, cls: str | None = None) -> bool:
+    """Whether an element's ``role`` names a panel (``PANEL_ROLES``; it
+    lists tokens, fallbacks after the first: any of them counts) or its
+    ``class`` an accordion's (``PANEL_CLASS``)."""
+    return ((role is not None and not PANEL_ROLES.isdisjoint(role.lower().split()))
+            or (cls is not None and PANEL_CLASS in cls.lower()))
 
 
 def _is_hidden(el: etree._Element) -> bool:
@@ -58,12 +63,12 @@ def _is_hidden(el: etree._Element) -> bool:
     classes then +0.003 / +0.005 (without ``d-none``: +0.004 / 0; with
     ``d-none`` even where a breakpoint shows it: +0.003 / +0.001).
 
-    A panel (``PANEL_ROLES``: a tab's, an accordion's) is not hidden
-    however it is hidden: its tab or button shows it at a click, and
+    A panel (``PANEL_ROLES``, ``PANEL_CLASS``: a tab's, an accordion's) is
+    not hidden however it is hidden: its tab or button shows it at a click, and
     documentation and shops keep their specifications, code samples,
     reviews, shipping terms and FAQ answers in the panels not open first
     (``_panel``)."""
-    if _panel(el.get("role")):
+    if _panel(el.get("role"), el.get("class")):
         return False
     if el.get("hidden") is not None:
         return True

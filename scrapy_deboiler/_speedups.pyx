@@ -1162,16 +1162,18 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
     return order
 
 
-#: ``_hidden.PANEL_ROLES`` (the extension imports nothing of the package's).
+#: ``_hidden.PANEL_ROLES`` and ``PANEL_CLASS`` (the extension imports
+#: nothing of the package's).
 _PANEL_ROLES = frozenset(("tabpanel", "region"))
+_PANEL_CLASS = "accordion"
 
 
 cdef bint _hidden(xmlNode* node, object class_hides):
     """``_hidden._is_hidden`` on libxml2's attribute list (callers check
     first that the node has attributes); ``class_hides(class)`` is
-    ``_hidden._class_hides``. A panel (``_hidden.PANEL_ROLES``: a tab's, an
-    accordion's) is never hidden, wherever its ``role`` stands among the
-    attributes."""
+    ``_hidden._class_hides``. A panel (``_hidden._panel``: a tab's, an
+    accordion's) is never hidden, wherever its ``role`` or ``class`` stands
+    among the attributes."""
     cdef tree.xmlAttr* attr = node.properties
     cdef str value
     cdef bint hides = False
@@ -1181,6 +1183,12 @@ cdef bint _hidden(xmlNode* node, object class_hides):
                 value = _run_text(attr.children)
                 if value and not _PANEL_ROLES.isdisjoint(value.lower().split()):
                     return False
+            elif strcmp(<const char*>attr.name, "class") == 0:
+                value = _run_text(attr.children)
+                if value and _PANEL_CLASS in value.lower():
+                    return False
+                if not hides and value and class_hides(value):
+                    hides = True
             elif hides:
                 pass
             elif strcmp(<const char*>attr.name, "hidden") == 0:
@@ -1195,10 +1203,6 @@ cdef bint _hidden(xmlNode* node, object class_hides):
                     value = "".join(value.split()).lower()
                     if "display:none" in value or "visibility:hidden" in value:
                         hides = True
-            elif strcmp(<const char*>attr.name, "class") == 0:
-                value = _run_text(attr.children)
-                if value and class_hides(value):
-                    hides = True
         attr = attr.next
     return hides
 
