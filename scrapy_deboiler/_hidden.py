@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from lxml import etree
 
-__all__ = ["HIDING_CLASSES", "PANEL_CLASS", "PANEL_ROLES"]
+__all__ = ["HIDING_CLASSES", "PANEL_CLASS_WORDS", "PANEL_ROLES"]
 
 #: Class names that hide an element in common CSS frameworks and CMSs
 #: (Bootstrap's ``hidden``, ``invisible``, ``sr-only``, ``d-none``;
@@ -39,17 +39,24 @@ def _class_hides(cls: str) -> bool:
 #: Practices' accordion pattern: a button with ``aria-expanded`` and
 #: ``aria-controls`` over a ``role="region"`` panel).
 PANEL_ROLES = frozenset(("tabpanel", "region"))
-#: A class naming this (any case, inside a word: ``cdr-accordion__content``,
-#: ``ss-accordion-content``) marks an accordion's panel where no role does.
-PANEL_CLASS = "accordion"
+#: A class holding one of these (any case, inside a word:
+#: ``cdr-accordion__content``, Bootstrap's ``tab-pane``, ``a-expander-content``,
+#: ``faq__answer``) marks a panel where no role does.
+PANEL_CLASS_WORDS = ("accordion", "tab-pane", "expander", "faq")
+
+
+@lru_cache(maxsize=4096)
+def _panel_class(cls: str) -> bool:
+    low = cls.lower()
+    return any(word in low for word in PANEL_CLASS_WORDS)
 
 
 def _panel(role: str | None, cls: str | None = None) -> bool:
     """Whether an element's ``role`` names a panel (``PANEL_ROLES``; it
     lists tokens, fallbacks after the first: any of them counts) or its
-    ``class`` an accordion's (``PANEL_CLASS``)."""
+    ``class`` a panel's (``PANEL_CLASS_WORDS``)."""
     return ((role is not None and not PANEL_ROLES.isdisjoint(role.lower().split()))
-            or (cls is not None and PANEL_CLASS in cls.lower()))
+            or (cls is not None and _panel_class(cls)))
 
 
 def _is_hidden(el: etree._Element) -> bool:
@@ -63,7 +70,7 @@ def _is_hidden(el: etree._Element) -> bool:
     classes then +0.003 / +0.005 (without ``d-none``: +0.004 / 0; with
     ``d-none`` even where a breakpoint shows it: +0.003 / +0.001).
 
-    A panel (``PANEL_ROLES``, ``PANEL_CLASS``: a tab's, an accordion's) is
+    A panel (``PANEL_ROLES``, ``PANEL_CLASS_WORDS``: a tab's, an accordion's) is
     not hidden however it is hidden: its tab or button shows it at a click, and
     documentation and shops keep their specifications, code samples,
     reviews, shipping terms and FAQ answers in the panels not open first

@@ -1162,10 +1162,19 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
     return order
 
 
-#: ``_hidden.PANEL_ROLES`` and ``PANEL_CLASS`` (the extension imports
-#: nothing of the package's).
+#: ``_hidden.PANEL_ROLES`` and ``PANEL_CLASS_WORDS`` (the extension
+#: imports nothing of the package's).
 _PANEL_ROLES = frozenset(("tabpanel", "region"))
-_PANEL_CLASS = "accordion"
+_PANEL_CLASS_WORDS = ("accordion", "tab-pane", "expander", "faq")
+
+
+cdef bint _panel_class(str value):
+    cdef str low = value.lower()
+    cdef str word
+    for word in _PANEL_CLASS_WORDS:
+        if word in low:
+            return True
+    return False
 
 
 cdef bint _hidden(xmlNode* node, object class_hides):
@@ -1185,7 +1194,7 @@ cdef bint _hidden(xmlNode* node, object class_hides):
                     return False
             elif strcmp(<const char*>attr.name, "class") == 0:
                 value = _run_text(attr.children)
-                if value and _PANEL_CLASS in value.lower():
+                if value and _panel_class(value):
                     return False
                 if not hides and value and class_hides(value):
                     hides = True

@@ -111,7 +111,7 @@ def partition(keys):
 def test_the_compiled_walks_know_the_panels_the_python_walks_know():
     from scrapy_deboiler import _hidden
 
-    assert (speedups._PANEL_ROLES, speedups._PANEL_CLASS) == (_hidden.PANEL_ROLES, _hidden.PANEL_CLASS)
+    assert (speedups._PANEL_ROLES, speedups._PANEL_CLASS_WORDS) == (_hidden.PANEL_ROLES, _hidden.PANEL_CLASS_WORDS)
 
 
 def test_compiled_blake2b_is_blake2b():
@@ -420,6 +420,7 @@ _TAGS = ("div p ul ol li table thead tbody tfoot tr td th caption h1 h2 h3 block
          "script template font center form meta").split()
 _ATTR = ["", "", "", " hidden", " role='tabpanel' hidden", " style='display:none' role='x TabPanel'",
          " role='region' aria-hidden='true'", " class='Cdr-ACCORDION__content' hidden", " hidden class='sr-only accordion'",
+         " class='tab-pane fade' style='display:none'", " aria-hidden='true' class='A-Expander-Content'",
          " class='sr-only x'", " class='d-none d-md-block'", " aria-hidden='true'",
          " style='display: NONE'", " href='/x?a=1&amp;b=2'", " href='javascript:x'", " href=' #top'",
          " href='//cdn.example/y'", " src='/i.png' alt='pic'", " alt=''", " src=''", " title='t \"q\" &amp;'",
