@@ -47,6 +47,8 @@ PANEL_CLASS_WORDS = ("accordion", "tab-pane", "expander", "faq")
 
 @lru_cache(maxsize=4096)
 def _panel_class(cls: str) -> bool:
+    """Whether a class attribute marks a panel (``PANEL_CLASS_WORDS``;
+    cached: a page repeats a few classes many times)."""
     low = cls.lower()
     return any(word in low for word in PANEL_CLASS_WORDS)
 

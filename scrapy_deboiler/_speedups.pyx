@@ -1169,6 +1169,7 @@ _PANEL_CLASS_WORDS = ("accordion", "tab-pane", "expander", "faq")
 
 
 cdef bint _panel_class(str value):
+    """``_hidden._panel_class``: a class naming a panel."""
     cdef str low = value.lower()
     cdef str word
     for word in _PANEL_CLASS_WORDS:
