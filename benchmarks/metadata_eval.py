@@ -3,7 +3,7 @@ gold, language against pages' declared ``lang``, and speed.
 
     python benchmarks/metadata_eval.py WCXB.jsonl.gz [--out PRED.jsonl.gz]
         [--dev DEV.jsonl.gz] [--no-site] [--no-template] [--htmldate] [--speed N]
-        [--extruct N] [--dump FILE.jsonl]
+        [--extruct N] [--dump FILE.jsonl] [--misses]
 
 WCXB (Murrough-Foley/web-content-extraction-benchmark, CC-BY-4.0) is one
 page a line: ``id``, ``url``, ``domain``, ``html``, ``page_type``,
@@ -27,7 +27,12 @@ and the identifier's first choice alone. ``--speed N``: milliseconds a
 page for ``page_metadata`` and for ``clean_page`` content mode on the
 first N pages (each parsed once, parsing not counted). ``--extruct N``:
 extruct's JSON-LD, microdata and Open Graph readers on N pages, beside
-ours (agreement on the JSON-LD author and date, time).
+ours (agreement on the JSON-LD author and date, time). ``--misses``: the
+publication date by the rule that gave it (right, wrong, written where the
+gold has none), and the wrong pages by kind: no date from us, the gold is
+our ``modified``, a day off, the gold's day written nowhere in the page
+(neither as ``YYYY-MM-DD`` or ``YYYY/MM/DD`` in its HTML nor as a date in
+its text: no rule can find it), another day of the page.
 """
 
 from __future__ import annotations
@@ -40,10 +45,12 @@ import os
 import sys
 import time
 from collections import defaultdict
+from datetime import date
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from scrapy_deboiler import FitParams, Page, SiteModel, clean_page  # noqa: E402
 from scrapy_deboiler._clean import EMPTIED_SHARE, dropped_entries  # noqa: E402
+from scrapy_deboiler._dates import find_days  # noqa: E402
 from scrapy_deboiler._language import normalize_tag, page_language  # noqa: E402
 from scrapy_deboiler._metadata import learn_hints, page_candidates, page_metadata  # noqa: E402
 
@@ -116,6 +123,55 @@ def score(gold: list[dict], pred: dict[str, dict]) -> dict[str, float]:
 
 def show(name: str, s: dict) -> None:
     print(f"{name:28}{s['pages']:6}{s['author']:8.3f}{s['date']:8.3f}{s['author_false']:11.3f}{s['date_false']:11.3f}")
+
+
+def _written(r: dict, day: str) -> bool:
+    """Whether the page writes ``day`` anywhere: as ``YYYY-MM-DD`` or
+    ``YYYY/MM/DD`` in its HTML, or as a date in its text (either order of
+    day and month)."""
+    html = r.get("html") or ""
+    if day in html or day.replace("-", "/") in html:
+        return True
+    try:
+        root = Page(html, r.get("url") or "").root
+    except Exception:  # noqa: BLE001 - an unreadable page writes nothing we can read
+        return False
+    text = " ".join(root.xpath("//body//text()[not(ancestor::script) and not(ancestor::style)]"))
+    return any(d == day for first in (False, True) for _, d in find_days(text, first, limit=100_000))
+
+
+def misses(rows: list[dict], pred: dict[str, dict]) -> None:
+    """The publication date by rule, and the wrong pages by kind."""
+    by_rule: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    kinds: dict[str, list[str]] = defaultdict(list)
+    for r in rows:
+        p = pred[r["id"]]
+        ours = str(p.get("published") or "")[:10]
+        rule = (p.get("rules") or {}).get("published") or "(none)"
+        gold = str(r.get("gold_date") or "")[:10]
+        if not gold:
+            by_rule[rule][2] += bool(ours)
+            continue
+        by_rule[rule][0 if ours == gold else 1] += 1
+        if ours == gold:
+            continue
+        if not _written(r, gold):
+            kind = "the gold's day is nowhere in the page"
+        elif not ours:
+            kind = "no date from us"
+        elif str(p.get("modified") or "")[:10] == gold:
+            kind = "the gold is our modified"
+        elif abs((date.fromisoformat(ours) - date.fromisoformat(gold)).days) == 1:
+            kind = "a day off (a time zone)"
+        else:
+            kind = "another day of the page"
+        kinds[kind].append(r["id"])
+    print(f"\n{'published: rule':28}{'right':>7}{'wrong':>7}{'no gold':>9}")
+    for rule, (right, wrong, false) in sorted(by_rule.items(), key=lambda kv: -sum(kv[1])):
+        print(f"{rule:28}{right:7}{wrong:7}{false:9}")
+    print(f"\n{'wrong dates, by kind':40}pages")
+    for kind, ids in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
+        print(f"{kind:40}{len(ids):5}  {' '.join(ids[:6])}{' ...' if len(ids) > 6 else ''}")
 
 
 def language_eval(paths: list[str]) -> None:
@@ -237,6 +293,7 @@ def main() -> None:
     ap.add_argument("--speed", type=int, default=0)
     ap.add_argument("--extruct", type=int, default=0)
     ap.add_argument("--dump")
+    ap.add_argument("--misses", action="store_true", help="dates by rule, and the wrong ones by kind")
     args = ap.parse_args()
     rows = list(read_jsonl(args.wcxb))
     sites: dict[str, list[dict]] = defaultdict(list)
@@ -245,7 +302,8 @@ def main() -> None:
     pred: dict[str, dict] = {}
     t = time.process_time()
     for domain in sorted(sites):
-        pred.update(run_site(sites[domain], not args.no_site, not args.no_template, bool(args.dump), args.htmldate))
+        pred.update(run_site(sites[domain], not args.no_site, not args.no_template, bool(args.dump or args.misses),
+                             args.htmldate))
     elapsed = time.process_time() - t
     print(f"{'pages':28}{'n':>6}{'author':>8}{'date':>8}{'auth-false':>11}{'date-false':>11}")
     show("all", score(rows, pred))
@@ -268,6 +326,8 @@ def main() -> None:
                                     "type": r.get("page_type"), "url": r.get("url"),
                                     "gold_author": r.get("gold_author"), "gold_date": r.get("gold_date"),
                                     **pred[r["id"]]}, ensure_ascii=False) + "\n")
+    if args.misses:
+        misses(rows, pred)
     if args.dev:
         language_eval([args.dev, args.wcxb])
     if args.speed:
