@@ -177,6 +177,21 @@ def test_a_date_beside_the_headline_without_markup():
     assert meta_of(html, "https://blog.example.com/small")["published"] == "2025-12-16"
 
 
+def test_a_date_beside_a_headline_that_is_no_h1():
+    # The theme keeps the site's logo in the <h1> and titles the post with an <h2>
+    # (the <title>'s words): the date under the <h2> is the post's.
+    others = "".join(f"<li><a href='/p/{d}'>Another post number {d}</a> <span>March {d}, 2023</span></li>"
+                     for d in (2, 3, 4))
+    html = ("<html><head><title>Seven ways to plant-based eating | Koya Blog</title></head><body>"
+            "<header><h1><a href='/'><img src='/logo.png' alt=''></a></h1></header>"
+            "<div class='wrap'><h2>Seven ways to plant-based eating</h2><p>The editors | February 01, 2022</p>"
+            "<p>" + PROSE * 2 + f"</p><ul>{others}</ul></div></body></html>")
+    assert meta_of(html, "https://koya.example/blogs/seven-ways")["published"] == "2022-02-01"
+    # Without a heading that the title names, no date is the page's
+    html = html.replace("<h2>Seven ways to plant-based eating</h2>", "<h2>From our kitchen</h2>")
+    assert meta_of(html, "https://koya.example/blogs/seven-ways")["published"] is None
+
+
 def test_a_utc_datetime_a_day_off_the_pages_own_day_gives_way_to_it():
     # published at 21:30 in New York, written in UTC as the next day; the byline and URL say the 5th
     head = '<meta property="article:published_time" content="2024-03-06T02:30:00+00:00">'
