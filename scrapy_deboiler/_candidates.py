@@ -136,10 +136,11 @@ def page_candidates(root: etree._Element, url: str = "", template: set | frozens
     shown = "\n".join(b.text for b in blocks)
     page.text = text if text is not None else shown
     page.shown = shown
-    if headline is None or not any(b.element is headline for b in blocks):
-        headline = _title_heading(root, blocks)
-    if headline is not None:
-        near = _near_headline(blocks, headline, page.month_first)
+    at = next((i for i, b in enumerate(blocks) if b.element is headline), -1) if headline is not None else -1
+    if at < 0:
+        at = headline_index(blocks, title_text(root))
+    if at >= 0:
+        near = _near_headline(blocks, at, page.month_first)
         if near:
             page.published.append(Candidate(near[0], "near", "near-updated" if near[1] else "near"))
     if u:
@@ -163,26 +164,18 @@ NEAR_BEFORE = 3
 NEAR_CHARS = 1500
 
 
-def _title_heading(root: etree._Element, blocks: list) -> etree._Element | None:
-    """The headline of a page without a visible ``<h1>`` of words: its
-    first ``<h1>``-``<h3>`` mostly made of the ``<title>``'s words
-    (``headline_index``, content mode's). Themes that title a post with an
-    ``<h2>``, or keep the site's logo in the ``<h1>``, write its date
-    beside that heading. WCXB dev: 3 more pages' dates right, 4 more pages
-    without a gold date given one (a shop's release date, a listing's first
-    entry's), 15.1 to 15.5 %."""
-    k = headline_index(blocks, title_text(root))
-    return blocks[k].element if k >= 0 else None
-
-
-def _near_headline(blocks: list, headline: etree._Element, month_first: bool) -> tuple[str, bool] | None:
-    """The first date written just after the page's headline (else just
-    before it), where no element says it is a date: "Dec 17, 2025" under
-    the title of a blog without markup, the first post of a thread; and
-    whether a label before it says it is a last change ("Updated on")."""
-    at = next((i for i, b in enumerate(blocks) if b.element is headline), None)
-    if at is None:
-        return None
+def _near_headline(blocks: list, at: int, month_first: bool) -> tuple[str, bool] | None:
+    """The first date written just after the page's headline, ``blocks[at]``
+    (else just before it), where no element says it is a date: "Dec 17,
+    2025" under the title of a blog without markup, the first post of a
+    thread; and whether a label before it says it is a last change
+    ("Updated on"). The headline is the page's ``<h1>``; on a page whose
+    ``<h1>`` is hidden or holds no words, the first ``<h1>``-``<h3>`` mostly
+    made of the ``<title>``'s words (``headline_index``, content mode's):
+    themes that title a post with an ``<h2>``, or keep the site's logo in
+    the ``<h1>``, write its date beside that heading (WCXB dev: 3 more
+    pages' dates right, 4 more pages without a gold date given one, 15.1
+    to 15.5 %)."""
     text = "\n".join(b.text for b in blocks[at + 1:at + 1 + NEAR_AFTER])[:NEAR_CHARS]
     days = find_days(text, month_first, limit=1)
     if not days:
