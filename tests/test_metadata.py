@@ -162,6 +162,20 @@ def test_dates_in_text():
     assert yearless_date("Sep 16") and not yearless_date("Jane Doe")
 
 
+def test_dates_beside_words_that_are_no_month_and_repeated_texts():
+    # The month-first shape matches any word, then asks the month table: a
+    # word that is no month ("Issue 5, 2024") must not hide the date after it.
+    assert find_days("Issue 5, 2024 · March 6, 2024") == [(16, "2024-03-06")]
+    assert find_days("Vol. 12, 2023, Sept. 9, 2023")[0][1] == "2023-09-09"
+    assert find_days("20240305 and 12024") == []  # a year inside a longer number is none
+    assert find_days("born 1 mai 1990, posted 2 mai 2024") == [(24, "2024-05-02")]
+    # Short texts are remembered: a caller that changes its list changes
+    # no later answer.
+    first = find_days("Posted on April 13, 2023")
+    first.append((0, "1999-01-01"))
+    assert find_days("Posted on April 13, 2023") == [(10, "2023-04-13")]
+
+
 def test_machine_dates_and_urls():
     assert iso_day("2024-03-05T23:30:00-05:00") == "2024-03-05"
     assert iso_day("Tue, 05 Mar 2024") == "2024-03-05"
