@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import date
+from functools import lru_cache
 
 __all__ = ["iso_day", "find_days", "url_day", "yearless_date", "YEAR_RANGE"]
 
@@ -132,7 +133,6 @@ _SPAN = 40
 #: a site's bylines and date boxes repeat from page to page (half the
 #: calls on a crawl's pages were repeats).
 _MEMO_CHARS = 400
-_MEMO: dict[tuple[str, bool, int], list[tuple[int, str]]] = {}
 
 
 def find_days(text: str, month_first: bool = False, limit: int = 20) -> list[tuple[int, str]]:
@@ -148,13 +148,12 @@ def find_days(text: str, month_first: bool = False, limit: int = 20) -> list[tup
         return []
     if len(text) > _MEMO_CHARS:
         return _find_days(text, month_first, limit)
-    key = (text, month_first, limit)
-    found = _MEMO.get(key)
-    if found is None:
-        if len(_MEMO) > 20_000:
-            _MEMO.clear()
-        found = _MEMO[key] = _find_days(text, month_first, limit)
-    return list(found)
+    return list(_short_days(text, month_first, limit))
+
+
+@lru_cache(maxsize=8192)
+def _short_days(text: str, month_first: bool, limit: int) -> tuple[tuple[int, str], ...]:
+    return tuple(_find_days(text, month_first, limit))
 
 
 def _find_days(text: str, month_first: bool, limit: int) -> list[tuple[int, str]]:
