@@ -375,7 +375,7 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     if single:
         assert tree is not None
         scores = container_cut(scores, words, link_density, *tree)
-    head = headline_index(blocks, title) if model.stage2 is not None else -1
+    head = headline_index(blocks, title) if model.stage2 is not None or single else -1
     scores, kept = decide(model, scores, words, link_density, tree, head, keys, single)
     kept = whole_tables(blocks, kept)
     tags = [b.tag if type(b) is _TableBlock else b.element.tag for b in blocks]

@@ -259,11 +259,16 @@ def decide(model: ContentModel, scores: list[float], words: list[int], link_dens
     its ``low`` one where ``page_threshold`` would lower it (reading stage
     2's scores: the first stage is sure of a teaser column's excerpts,
     stage 2 is not, and the article keeps its threshold); else the first
-    stage's, kept from ``page_threshold``. ``judge_blocks`` and
-    benchmarks/train_content.py both decide here, so training measures what
-    runs. ``tree``: ``block_tree`` (needed only with stage 2)."""
+    stage's, kept from ``page_threshold``; on a page alone, without the
+    teasers of other pages beside its article (``drop_teasers``).
+    ``judge_blocks`` and benchmarks/train_content.py both decide here, so
+    training measures what runs. ``tree``: ``block_tree`` (needed with
+    stage 2 and on a page alone); ``head``: ``headline_index`` (-1: none)."""
     if model.stage2 is None or not scores:
-        return scores, keep(scores, page_threshold(words, model.threshold, scores), words if single else None)
+        kept = keep(scores, page_threshold(words, model.threshold, scores), words if single else None)
+        if single and tree is not None:
+            kept = drop_teasers(scores, words, kept, *tree, head, keys)
+        return scores, kept
     assert tree is not None
     if _speedups is not None:
         final = model.stage2_table_scores(stage2_table(scores, words, link_density, *tree, head, keys, single))
@@ -272,7 +277,78 @@ def decide(model: ContentModel, scores: list[float], words: list[int], link_dens
     threshold = page_threshold(words, model.threshold, final)
     if threshold < model.threshold:
         threshold = model.stage2_low
-    return final, keep(final, threshold, words if single else None)
+    kept = keep(final, threshold, words if single else None)
+    if single:
+        kept = drop_teasers(final, words, kept, *tree, head, keys)
+    return final, kept
+
+
+#: A page alone that is an article: its headline and at least
+#: ``SURE_PROSE_WORDS`` of its surest prose (kept blocks of ``PROSE_WORDS``
+#: or more scoring within ``SUREST_SPREAD`` of the best of them) in one
+#: element. A run of ``TEASER_RUN`` or more kept blocks of one place
+#: (``place_keys``) outside that element and all on one side of it, every
+#: one scoring ``TEASER_GAP`` or more under the median of that prose, is a
+#: box of other pages' teasers (``drop_teasers``).
+SUREST_SPREAD = 0.1
+TEASER_GAP = 0.15
+TEASER_RUN = 3
+
+
+def drop_teasers(scores: list[float], words: list[int], kept: list[bool], nodes: list[int], parents: list[int],
+                 head: int, keys: list) -> list[bool]:
+    """``kept`` without the teasers of other pages beside an article on a
+    page alone: a news site's "More from" box of titles and excerpts of
+    40-80 words reads like prose block by block (0.67-0.79 against the
+    article's 0.93-0.98), and where its words outnumber the article's the
+    main container holds both (``container_cut``). Its entries are one run,
+    on one side of the article, each clearly under the article's prose; a
+    listing has no such article, and a page's own text split across a
+    layout table's cells sits on both sides of the cell holding most of it.
+    Out of fold (``benchmarks/train_content.py``): see docs/measurements.md.
+    ``nodes``/``parents``: ``block_tree``; ``head``: ``headline_index``."""
+    n = len(scores)
+    if head < 0 or not n:
+        return kept
+    prose = [i for i in range(n) if kept[i] and words[i] >= PROSE_WORDS]
+    if not prose:
+        return kept
+    top = max(scores[i] for i in prose)
+    surest = [i for i in prose if scores[i] >= top - SUREST_SPREAD]
+    total = sum(words[i] for i in surest)
+    if total < SURE_PROSE_WORDS:
+        return kept
+    count = len(parents)
+    held = [0] * count
+    for i in surest:
+        held[nodes[i]] += words[i]
+    for e in range(count - 1, 0, -1):  # children come after their parents
+        if parents[e] >= 0:
+            held[parents[e]] += held[e]
+    article = nodes[head]
+    while article >= 0 and held[article] < SURE_PROSE_SHARE * total:
+        article = parents[article]
+    if article < 0:
+        return kept
+    inside = [False] * count
+    for e in range(count):
+        inside[e] = e == article or (parents[e] >= 0 and inside[parents[e]])
+    within = [i for i in range(n) if inside[nodes[i]]]
+    first, last = within[0], within[-1]
+    ranked = sorted(scores[i] for i in surest)
+    floor = ranked[len(ranked) // 2] - TEASER_GAP
+    runs: dict = {}
+    for i in range(n):
+        if kept[i] and not inside[nodes[i]]:
+            runs.setdefault(keys[i], []).append(i)
+    out = kept
+    for run in runs.values():
+        if len(run) >= TEASER_RUN and (run[-1] < first or run[0] > last) and all(scores[i] < floor for i in run):
+            if out is kept:
+                out = list(kept)
+            for i in run:
+                out[i] = False
+    return out
 
 
 def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:

@@ -169,14 +169,16 @@ def calendar_page(site: str, day: int, footer_links: int = 1) -> tuple[str, str,
     return f"http://{site}/calendar/{date}.html", html, f"Events on {date}"
 
 
-def teaser_article_page(site: str, *, seed: int = 7, teasers: int = 30) -> tuple[str, str, list[str], list[str]]:
+def teaser_article_page(site: str, *, seed: int = 7, teasers: int = 30,
+                        excerpt_words: int = 26) -> tuple[str, str, list[str], list[str]]:
     """(url, html, paragraphs, teaser lines) of a news page alone: an
     article of eight paragraphs of 30-40 words, then a long "More news"
-    column of teasers (a title, a 26-word excerpt, an age) that holds most of
-    the page's words, as a news site's article page often is."""
+    column of teasers (a title, an excerpt of ``excerpt_words`` words, an
+    age) that holds most of the page's words, as a news site's article page
+    often is."""
     rng = random.Random(seed)
     paras = [" ".join(sentence(rng, rng.randint(10, 14)) for _ in range(3)) for _ in range(8)]
-    cards = [(sentence(rng, 9)[:-1], sentence(rng, 26)) for _ in range(teasers)]
+    cards = [(sentence(rng, 9)[:-1], sentence(rng, excerpt_words)) for _ in range(teasers)]
     more = "".join(f"<div class='card'><h4><a href='/t{i}'>{title}</a></h4><p>{excerpt}</p>"
                    f"<div class='when'>{i + 1}H ago</div></div>" for i, (title, excerpt) in enumerate(cards))
     html = ("<html><head><title>Harbour lantern report | Daily</title></head><body>"

@@ -448,6 +448,51 @@ def test_an_article_of_short_paragraphs_beside_long_teasers_is_no_listing():
     assert sum(_content.LISTING_THRESHOLD < s <= 0.5 for s in teaser_scores) > len(teaser_scores) / 2
 
 
+def test_a_box_of_other_stories_beside_an_article_is_left_out():
+    """A page alone: an article, then twelve teasers of other stories whose
+    44-word excerpts read like prose and together outnumber the article's
+    words, so the main container holds both. They are one run beside the
+    article, each well under its prose: left out (``drop_teasers``)."""
+    url, html, paras, teasers = teaser_article_page("daily.example", teasers=12, excerpt_words=44)
+    blocks, scores, kept = _content.judge_blocks(_page(html).root, first_stage(), single=True)
+    excerpts = teasers[1::2]
+    assert sum(b.words for b in blocks if b.text in excerpts) > sum(b.words for b in blocks if b.text in paras)
+    # Each excerpt scores over the model's threshold: without the rule it is kept.
+    assert all(0.5 < s for b, s in zip(blocks, scores) if b.text in excerpts)
+    assert not any(k for b, k in zip(blocks, kept) if b.text in teasers)
+    text = clean_page(Page(html, url), None, mode="content").text
+    assert text.splitlines() == ["Harbour lantern report", *paras]
+
+
+def test_teasers_are_left_out_only_beside_an_article():
+    """``drop_teasers`` on hand-made blocks: elements 0 (the body), 1 and 3
+    (boxes) and 2 (the article: its headline, then 240 words of prose at
+    0.97). A run of three blocks at 0.7 in one place is left out when it
+    stands on one side of the article; not when it stands on both sides (a
+    page's own text across a layout table's cells), not without 200 words of
+    sure prose (a listing's intro), not when one of its blocks scores within
+    the gap of the prose."""
+    from scrapy_deboiler._decide import drop_teasers
+
+    parents = [-1, 0, 0, 0]
+    article = [(2, 0.99, 5, "h")] + [(2, 0.97, 60, "p")] * 4
+
+    def run(before: list, after: list, prose: int = 60) -> list[bool]:
+        blocks = before + [(e, s, prose if k == "p" else n, k) for e, s, n, k in article] + after
+        nodes = [b[0] for b in blocks]
+        scores = [b[1] for b in blocks]
+        words = [b[2] for b in blocks]
+        keys = [b[3] for b in blocks]
+        return drop_teasers(scores, words, [True] * len(blocks), nodes, parents, len(before), keys)
+
+    teaser = (3, 0.7, 40, "t")
+    assert run([], [teaser] * 3) == [True] * 5 + [False] * 3
+    assert run([(1, 0.7, 40, "t")] * 3, []) == [False] * 3 + [True] * 5
+    assert all(run([(1, 0.7, 40, "t")], [teaser] * 2))  # on both sides
+    assert all(run([], [teaser] * 3, prose=40))  # 160 words of prose: no article
+    assert all(run([], [teaser] * 2 + [(3, 0.85, 40, "t")]))  # one within the gap
+    assert all(run([], [teaser] * 2))  # two are no run
+
 def _stage2_model() -> _content.ContentModel:
     """The shipped first stage with a second stage of one tree: a block is
     kept where the stage-2 row's run mean score (column 1) is over 0.5
