@@ -14,6 +14,7 @@ from ._batch_options import BatchOptions, site_of
 from ._clean import Page, clean_page, summary_of
 from ._compiled import speedups as _speedups  # None: not built, or switched off
 from ._files import dumps, loads
+from ._language import LanguageBatch
 from ._pagekey import page_key
 from ._sitedb import HintSample, SiteDB, SiteState
 from ._status import page_status
@@ -81,11 +82,13 @@ def _output_fields(record: dict, options: BatchOptions) -> dict:
 
 
 def clean_record(record: Any, options: BatchOptions, state: SiteState | Callable[[str], SiteState],
-                 page: Page | None = None, html_chars: int | None = None) -> dict:
+                 page: Page | None = None, html_chars: int | None = None,
+                 languages: LanguageBatch | None = None) -> dict:
     """One output record: the input's fields but HTML, plus clean_text,
     clean_html, clean_title and a ``deboiler`` status. Never raises. ``page`` is the
     record's page parsed already (its record's HTML emptied: ``html_chars``
-    is its size)."""
+    is its size). ``languages``: its metadata's language is written when
+    that batch runs (``clean_page``)."""
     got = _page_input(record, options)
     if isinstance(got, str):
         out = _output_fields(record, options) if isinstance(record, dict) else {}
@@ -100,7 +103,7 @@ def clean_record(record: Any, options: BatchOptions, state: SiteState | Callable
         if page is None:
             page = Page(html, url, encoding, scheme=options.params.scheme, limits=options.limits)
         result = clean_page(page, state.model, mode=options.mode, markdown=options.markdown,
-                            body_only=options.body_only, metadata=options.metadata)
+                            body_only=options.body_only, metadata=options.metadata, languages=languages)
     except Exception as e:  # a bug must cost one record, not the run
         logger.exception("cleaning %s failed", url)
         out["deboiler"] = {"status": "error", "reason": f"{type(e).__name__}: {e}"}
@@ -188,9 +191,11 @@ class _Work:
 
     def clean(self, items: list[tuple[int, int, Item | None]]) -> list[tuple[bytes, str, str]]:
         """(JSON line, status, site where the status is ``emptied``) of each
-        item; an item of None was kept."""
-        options, out = self.options, []
+        item; an item of None was kept. The pages' languages are read
+        together once all are cleaned (``LanguageBatch``)."""
+        options, recs = self.options, []
         assert self.db is not None
+        languages = LanguageBatch() if options.metadata else None
         for index, where, item in items:
             if item is None:
                 kept = self.kept[index] if self.retain else self.kept.pop(index)
@@ -198,9 +203,14 @@ class _Work:
                     rec = kept
                 else:
                     record, page, size = kept
-                    rec = clean_record(record, options, self.db.state, page, size)
+                    rec = clean_record(record, options, self.db.state, page, size, languages)
             else:
-                rec = clean_record(_record(item, where, options), options, self.db.state)
+                rec = clean_record(_record(item, where, options), options, self.db.state, languages=languages)
+            recs.append(rec)
+        if languages is not None:
+            languages.run()
+        out = []
+        for rec in recs:
             status = rec["deboiler"]
             out.append((dumps(rec), status["status"], status["site"] if status["status"] == "emptied" else ""))
         return out

@@ -20,6 +20,7 @@ from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import drop as _drop
 from ._text import layout_table, tree_text
 from ._candidates import PageRead, read_page
+from ._language import LanguageBatch
 from ._metadata import learn_hints, page_candidates, page_metadata, page_summary
 from ._title import page_title
 
@@ -352,6 +353,7 @@ def boilerplate_of(page: Page, model: SiteModel | None, content: bool = False,
 def clean_page(
     page: Page, model: SiteModel | None, *, want_html: bool = True, mode: str = "boilerplate",
     explain: bool = False, markdown: bool = False, body_only: bool = False, metadata: bool = False,
+    languages: LanguageBatch | None = None,
 ) -> CleanResult:
     """Remove the model's boilerplate subtrees from ``page``; keep the rest
     exactly (attributes, tails, order). With no model nothing is removed.
@@ -364,7 +366,8 @@ def clean_page(
     Either mode gives the page's headline (``CleanResult.title``);
     ``metadata`` adds its author, dates, language ... (``_metadata``),
     read outside the subtrees the model takes for template and where the
-    model learned the site keeps them.
+    model learned the site keeps them; ``languages``: the metadata's
+    language is written when that batch runs (``LanguageBatch``).
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -451,7 +454,7 @@ def clean_page(
         if metadata:
             meta = _guarded(page, lambda: page_metadata(page.root, page.url, text, set(dropped),
                                                         model.metadata_hints if model is not None else None,
-                                                        blocks=seen, read=read_of(page)))
+                                                        blocks=seen, read=read_of(page), languages=languages))
         return CleanResult(text, html if want_html else "", removed, list(page.notes), comments,
                            removed_blocks=blocks, markdown=md, title=title, fallback=fallback, model_share=share,
                            metadata=meta)
@@ -475,7 +478,8 @@ def clean_page(
     meta = None
     if candidates is not None:
         meta = _guarded(page, lambda: page_metadata(page.root, page.url, text, candidates=candidates,
-                                                    hints=model.metadata_hints if model is not None else None))
+                                                    hints=model.metadata_hints if model is not None else None,
+                                                    languages=languages))
     return CleanResult(text, html, removed, list(page.notes), removed_blocks=blocks, markdown=md, title=title,
                        fallback=fallback, model_share=share, metadata=meta)
 

@@ -22,12 +22,13 @@ stands.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import re
 import threading
 from typing import Any
 
-__all__ = ["page_language", "normalize_tag", "identifier_available", "MIN_CHARS", "MAX_CHARS"]
+__all__ = ["LanguageBatch", "page_language", "normalize_tag", "identifier_available", "MIN_CHARS", "MAX_CHARS"]
 
 #: Fewer letters than this, and the text does not say: the declaration does.
 MIN_CHARS = 40
@@ -56,6 +57,8 @@ _GROUPS = [
 _GROUP_OF = {lang: i for i, group in enumerate(_GROUPS) for lang in group}
 _TAG = re.compile(r"^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*$")
 _LETTER = re.compile(r"[^\W\d_]")
+
+logger = logging.getLogger(__name__)
 
 _identifier: Any = None
 _loaded = False
@@ -160,3 +163,38 @@ def page_language(text: str, declared: str | None = None) -> str | None:
     if p >= SURE and declared_p < DECLARED_FLOOR:
         return best
     return tag
+
+
+class LanguageBatch:
+    """Pages' languages read together, once their other work is done.
+
+    The identifier's model is read all over for each text; between two
+    pages' parsing and cleaning it has left the CPU's caches, and one page's
+    text took 0.5 ms where a run of texts takes 0.11 ms each (the dev pages'
+    clean texts, measured in one process). A batch of pages' metadata
+    ``add``s each page's text here, and ``run`` writes every ``language``,
+    the same as ``page_language`` gives one by one."""
+
+    __slots__ = ("_pending",)
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[dict, str, str | None]] = []
+
+    def add(self, target: dict, text: str, declared: str | None) -> None:
+        """Set ``target["language"]`` at ``run``; only what the identifier
+        reads of the text is kept."""
+        self._pending.append((target, text[:MAX_CHARS] if text else "", declared))
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def run(self) -> None:
+        """Write each added page's language (None for one that failed,
+        which is logged: a page's metadata never fails for it)."""
+        pending, self._pending = self._pending, []
+        for target, text, declared in pending:
+            try:
+                target["language"] = page_language(text, declared)
+            except Exception:
+                logger.exception("reading a page's language failed")
+                target["language"] = None

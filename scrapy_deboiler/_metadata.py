@@ -56,7 +56,7 @@ from lxml import etree
 
 from ._candidates import PageRead, page_candidates, page_summary
 from ._dates import iso_day, url_day
-from ._language import page_language
+from ._language import LanguageBatch, page_language
 from ._meta_text import _fold, _norm, clean_author, name_shaped
 from ._meta_types import _LEARNED, FIELDS, HINTS_VERSION, SOURCES, Candidate, MetadataHints, PageCandidates
 from ._structured import _ARTICLE_TYPES
@@ -274,7 +274,8 @@ def _absolute(value: str | None, base: str) -> str | None:
 def page_metadata(root: etree._Element, url: str = "", text: str | None = None,
                   template: set | frozenset = frozenset(), hints: MetadataHints | None = None,
                   candidates: PageCandidates | None = None, explain: bool = False,
-                  htmldate: bool = False, blocks: list | None = None, read: PageRead | None = None) -> dict:
+                  htmldate: bool = False, blocks: list | None = None, read: PageRead | None = None,
+                  languages: LanguageBatch | None = None) -> dict:
     """The page's metadata: a dict of ``FIELDS``, each a string or None
     where the page does not state it (dates as ``YYYY-MM-DD``, the language
     as a BCP 47 tag, URLs absolute). ``template`` and ``hints`` as in
@@ -284,7 +285,9 @@ def page_metadata(root: etree._Element, url: str = "", text: str | None = None,
     a publication date and the page reads as an article, ask
     ``htmldate.find_date`` (off by default: see ``_htmldate``); ``root``
     must then still be whole. ``blocks``: the page's text blocks outside
-    the template, where the caller has them (content mode)."""
+    the template, where the caller has them (content mode). ``languages``:
+    the language is left to that batch (``LanguageBatch.run`` writes it
+    into the returned dict), for a caller that cleans pages in batches."""
     page = candidates if candidates is not None else page_candidates(root, url, template, text, blocks=blocks,
                                                                       read=read)
     if text is not None:
@@ -302,14 +305,16 @@ def page_metadata(root: etree._Element, url: str = "", text: str | None = None,
     if out["published"] and out["modified"] and out["modified"] < out["published"]:
         out["modified"] = None
     declared = plain.get("declared_language") or plain.get("meta_language") or plain.get("ld_language")
-    out["language"] = page_language(page.text, declared)
+    if languages is None:
+        out["language"] = page_language(page.text, declared)
     out["site_name"] = _norm(plain.get("site_name") or plain.get("ld_site_name") or plain.get("ld_publisher")) or None
     out["canonical_url"] = _absolute(plain.get("canonical_url"), base)
     out["description"] = _norm(plain.get("description") or plain.get("ld_description")) or None
     out["image"] = _absolute(plain.get("image") or plain.get("ld_image"), base)
-    if explain:
-        return {**out, "rules": rules}
-    return out
+    result = {**out, "rules": rules} if explain else out
+    if languages is not None:
+        languages.add(result, page.text, declared)
+    return result
 
 
 # --- learning per site ---------------------------------------------------------------

@@ -39,6 +39,7 @@ from ._batch_options import BatchOptions, site_of
 from ._batch_pages import _page_input, _record, _Work, clean_record
 from ._clean import empties_many, learn_pages
 from ._files import dumps, loads
+from ._language import LanguageBatch
 from ._model import FIT_MIN_PAGES, SiteModel
 from ._pagekey import page_key
 from ._sitedb import HINT_PAGES, SiteState, _dump, _load, _unpack
@@ -213,10 +214,13 @@ def _model_rows(salts: Any, kv: tuple[str, State]) -> Iterator[tuple[tuple, Stat
 
 def _clean(options: BatchOptions, rows: Iterable[tuple[tuple, Any]]) -> Iterator[tuple]:
     """The records of a partition, sorted: each bucket's model row first,
-    then its records, cleaned one at a time by the CLI's ``clean_record``.
+    then its records, cleaned one at a time by the CLI's ``clean_record``
+    (their languages read ``LANGUAGE_BATCH`` at a time: ``LanguageBatch``).
     Ends with the worker's peak memory."""
     current: tuple[str, int] | None = None
     state = SiteState()
+    languages = LanguageBatch() if options.metadata else None
+    done: list[tuple[Any, dict]] = []
     for (site, salt, tag, rid), value in rows:
         if tag == 0:
             pages, source, reason, text, _ = value
@@ -226,10 +230,25 @@ def _clean(options: BatchOptions, rows: Iterable[tuple[tuple, Any]]) -> Iterator
         if current != (site, salt):
             state, current = SiteState(reason="site not seen in the first pass"), (site, salt)
         where, head, body = value
-        rec = clean_record(_record((head, body), where, options), options, state)
+        done.append((rid, clean_record(_record((head, body), where, options), options, state, languages=languages)))
+        if len(done) >= LANGUAGE_BATCH:
+            yield from _written(done, languages)
+    yield from _written(done, languages)
+    yield ("s", _peak_rss())
+
+
+#: Records of a partition whose languages are read together.
+LANGUAGE_BATCH = 32
+
+
+def _written(done: list[tuple[Any, dict]], languages: LanguageBatch | None) -> Iterator[tuple]:
+    """The rows of the records in ``done`` (emptied), their languages read."""
+    if languages is not None:
+        languages.run()
+    for rid, rec in done:
         status = rec["deboiler"]
         yield ("r", rid, dumps(rec), status["status"], status["site"] if status["status"] == "emptied" else "")
-    yield ("s", _peak_rss())
+    done.clear()
 
 
 def _summary(rows: Iterable[tuple]) -> Iterator[tuple]:

@@ -10,7 +10,7 @@ import pytest
 from scrapy_deboiler import FitParams, Page, SiteModel
 from scrapy_deboiler._clean import boilerplate_of
 from scrapy_deboiler._dates import find_days, iso_day, url_day, yearless_date
-from scrapy_deboiler._language import identifier_available, normalize_tag, page_language
+from scrapy_deboiler._language import LanguageBatch, identifier_available, normalize_tag, page_language
 from scrapy_deboiler._metadata import (
     FIELDS, MetadataHints, clean_author, learn_hints, name_shaped, page_candidates, page_metadata,
 )
@@ -271,6 +271,68 @@ def test_language_from_the_text():
     # code and numbers: the identifier is unsure, the declaration stands
     code = "if (a[i] > 0) { x = f(y, 2); } else { return null; } // 10 20 30 40 50 60 " * 4
     assert page_language(code, "fr") == "fr"
+
+
+def test_languages_read_in_a_batch_are_each_page_s_own(monkeypatch, caplog):
+    """The command cleans pages in batches and reads their languages
+    together (``LanguageBatch``: the identifier's model stays in the CPU's
+    caches): each page gets the language ``page_language`` gives it alone,
+    an ``explain`` dict too, and a fault costs that page's language only."""
+    texts = [(GERMAN * 3, "en"), (PORTUGUESE * 3, "pt-BR"), (PORTUGUESE * 3, None), (PROSE * 2, "en-GB"),
+             ("OK", "fr-CA"), ("", None)]
+    batch = LanguageBatch()
+    targets = [{"language": "unset"} for _ in texts]
+    for target, (text, declared) in zip(targets, texts):
+        batch.add(target, text, declared)
+    assert len(batch) == len(texts) and targets[0]["language"] == "unset"
+    batch.run()
+    assert [t["language"] for t in targets] == [page_language(t, d) for t, d in texts]
+    assert [t["language"] for t in targets] == ["de", "pt-BR", "pt", "en-GB", "fr-CA", None]
+    assert len(batch) == 0
+    page = Page(f'<html lang="en"><body><h1>Neue Brücke</h1><p>{GERMAN * 3}</p></body></html>',
+                "https://zeitung.example.de/bruecke")
+    explained = page_metadata(page.root, page.url, explain=True, languages=batch)
+    assert explained["language"] is None and "rules" in explained
+    batch.run()
+    assert explained["language"] == "de"
+    from scrapy_deboiler import _language
+
+    def failing(text, declared=None):
+        if text.startswith("Der"):
+            raise RuntimeError("a broken identifier")
+        return page_language(text, declared)
+
+    monkeypatch.setattr(_language, "page_language", failing)
+    targets = [{}, {}]
+    batch.add(targets[0], GERMAN * 3, "de")
+    batch.add(targets[1], PORTUGUESE * 3, "pt")
+    with caplog.at_level("ERROR", logger="scrapy_deboiler"):
+        batch.run()
+    assert targets == [{"language": None}, {"language": "pt"}]
+    assert "reading a page's language failed" in caplog.text
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_command_gives_each_page_its_own_language(tmp_path, jobs):
+    """A file of pages in several languages, some declared wrongly, cleaned
+    as users run it: each record's language is its own page's, in order."""
+    from test_cli import read, write
+
+    from scrapy_deboiler._cli import main
+
+    pages = [("https://zeitung.example.de/a", "en", "Neue Brücke", GERMAN),
+             ("https://jornal.example.com.br/b", "pt-BR", "Nova ponte", PORTUGUESE),
+             ("https://news.example.org/c", "en-GB", "Bridge plans", PROSE),
+             ("https://jornal.example.com.br/d", None, "Nova ponte", PORTUGUESE)] * 3
+    recs = [{"url": f"{url}{i}", "html": f"<html{f' lang={lang!r}' if lang else ''}><body><h1>{title}</h1>"
+             f"<p>{text * 3}</p></body></html>"} for i, (url, lang, title, text) in enumerate(pages)]
+    write(tmp_path / "in.jsonl", recs)
+    for mode in ("content", "boilerplate"):
+        out = tmp_path / f"{mode}.jsonl"
+        assert main(["clean", str(tmp_path / "in.jsonl"), str(out), "--no-progress", "--metadata",
+                     "--mode", mode, "--jobs", jobs]) == 0
+        got = [r["page_metadata"]["language"] for r in read(out)]
+        assert got == ["de", "pt-BR", "en-GB", "pt"] * 3, mode
 
 
 def test_the_language_model_file_is_read_without_its_downloader(monkeypatch):
