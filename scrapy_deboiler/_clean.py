@@ -29,8 +29,8 @@ from ._compiled import speedups as _speedups
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FALLBACKS", "MODES", "Page", "CleanResult", "clean_page", "fit_and_clean", "fit_pages", "learn_pages",
-           "read_of", "summary_of"]
+__all__ = ["FALLBACKS", "MODES", "Page", "CleanResult", "clean_page", "clean_pages", "fit_and_clean", "fit_pages",
+           "learn_pages", "read_of", "summary_of"]
 
 
 class Page:
@@ -484,6 +484,17 @@ def clean_page(
                        fallback=fallback, model_share=share, metadata=meta)
 
 
+def clean_pages(pages: Iterable[Page], model: SiteModel | None, **options: Any) -> list[CleanResult]:
+    """``clean_page`` of each page with the same ``options``, their
+    metadata's languages read together once all are cleaned
+    (``LanguageBatch``: the identifier's model stays in the CPU's caches)."""
+    languages = LanguageBatch() if options.get("metadata") else None
+    results = [clean_page(p, model, languages=languages, **options) for p in pages]
+    if languages is not None:
+        languages.run()
+    return results
+
+
 def _guarded(page: Page, read: Callable[[], Any]) -> Any:
     """``read()``, the page's metadata; a fault there (a bug on an odd page)
     costs the metadata (None, the note ``metadata-failed`` and a WARNING),
@@ -600,4 +611,4 @@ def fit_and_clean(
         pairs.append(pair)
     parsed = [Page(html, url, scheme=params.scheme, limits=limits) for url, html in pairs]
     model = fit_pages(parsed, params, metadata)
-    return model, [clean_page(p, model, mode=mode, metadata=metadata) for p in parsed]
+    return model, clean_pages(parsed, model, mode=mode, metadata=metadata)

@@ -12,7 +12,7 @@ import signal
 from collections import OrderedDict
 from typing import Any
 
-from ._clean import Page, clean_page, fit_pages, summary_of
+from ._clean import Page, clean_page, clean_pages, fit_pages, summary_of
 from ._model import FitParams, SiteModel
 from ._store import model_from_json, model_to_json
 from ._wire import (FRAME_HEAD, KEEP_MODELS, PIPE_BYTES, SHUTDOWN_SIGNALS, Answer, Cleaned, CleanTask, Failed,
@@ -85,7 +85,7 @@ class _WorkerState:
         parsed = [_parse(p, params) for p in task.pages]
         fitted = fit_pages(parsed, params, o.metadata)
         return Fitted(task.i, model_to_json("", fitted),
-                      [clean_page(p, fitted, **o.kwargs()) for p in parsed])
+                      clean_pages(parsed, fitted, **o.kwargs()))
 
 
 def _parse(page: PageData, params: FitParams) -> Page:

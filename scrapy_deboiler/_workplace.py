@@ -13,7 +13,7 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
-from ._clean import CleanResult, Page, clean_page, fit_pages, summary_of
+from ._clean import CleanResult, Page, clean_page, clean_pages, fit_pages, summary_of
 from ._executor import ProcessCleaner, WorkersGone
 from ._model import FitParams, SiteModel
 from ._wire import CleanOptions
@@ -59,7 +59,7 @@ def fit_site(pages: list[tuple[str, str | bytes, str | None]], params: FitParams
     (checked against the limits already)."""
     parsed = [Page(html, url, enc, params.scheme, limits=None) for url, html, enc in pages]
     model = fit_pages(parsed, params, options.metadata)
-    return model, [clean_page(p, model, **options.kwargs()) for p in parsed]
+    return model, clean_pages(parsed, model, **options.kwargs())
 
 
 def sign_page(html: str | bytes, url: str, encoding: str | None, params: FitParams) -> Page:
