@@ -11,7 +11,7 @@ the pure-Python walks forced (``SCRAPY_DEBOILER_PURE_PYTHON=1``): what an
 install without a compiler runs. test_speedups still compares the compiled
 walks (imported directly) with the Python ones there, and the packaging
 tests build and run their installs without the switch. ``typecheck`` runs
-mypy on the package.
+mypy on the package, ``lint`` ruff on the checkout (``[tool.ruff]``).
 
     .venv-tools/bin/nox                        # everything
     .venv-tools/bin/nox -s tests-3.13 -- -k views -x
@@ -31,7 +31,7 @@ import nox
 nox.needs_version = ">=2024.3.2"
 nox.options.default_venv_backend = "venv"
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["build", "typecheck", "tests", "pure", "spark"]
+nox.options.sessions = ["lint", "build", "typecheck", "tests", "pure", "spark"]
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 DIST = os.path.join(ROOT, "dist")
@@ -89,6 +89,16 @@ def typecheck(session: nox.Session) -> None:
     session.install(f"{_wheel(session)}[test,redis,warc]", "mypy>=1.10,<3")
     session.chdir(ROOT)
     session.run("mypy")
+
+
+@nox.session(python="3.11")
+def lint(session: nox.Session) -> None:
+    """ruff on the package, tests, benchmarks and example project
+    (``[tool.ruff]`` in pyproject.toml: pyflakes, pycodestyle, a few of
+    bugbear's checks): unused imports and names, shadowing, long lines."""
+    session.install("ruff>=0.6,<1")
+    session.chdir(ROOT)
+    session.run("ruff", "check", ".")
 
 
 @nox.session(python="3.11")

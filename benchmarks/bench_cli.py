@@ -221,7 +221,8 @@ def main() -> None:
                 rate["content, WARC in"] / rate["content, JSONL in, by host"])
         for mode in ("content", "boilerplate"):
             if f"{mode} --jobs 2" in best:
-                ratios[f"{mode}: --jobs 2 wall-time speed-up"] = best[f"{mode} --jobs 1"][1] / best[f"{mode} --jobs 2"][1]
+                ratios[f"{mode}: --jobs 2 wall-time speed-up"] = (
+                    best[f"{mode} --jobs 1"][1] / best[f"{mode} --jobs 2"][1])
         if "content --metadata --jobs 1" in rate:
             ratios["content --metadata / content (CPU time a page)"] = (
                 rate["content --jobs 1"] / rate["content --metadata --jobs 1"])

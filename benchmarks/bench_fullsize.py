@@ -307,7 +307,8 @@ def main() -> None:
     if args.latency and args.server == "nginx":
         ap.error("--latency needs --server python (nginx answers at once)")
     server_kind = "python" if args.latency else args.server or ("nginx" if nginx_path() else "python")
-    states = ("off", "on") + (("fields",) if args.stand_in else ()) + (("scrapyexp",) if args.scrapy_export else ()) + (("reuse",) if args.reuse else ())
+    states = (("off", "on") + (("fields",) if args.stand_in else ()) + (("scrapyexp",) if args.scrapy_export else ())
+              + (("reuse",) if args.reuse else ()))
     results: dict[str, list[dict]] = {m: [] for m in states}
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)  # nginx's worker may run as another user
@@ -358,7 +359,8 @@ def main() -> None:
         print(f"{m:<10} {min(rates[m]):>7.1f}-{max(rates[m]):<8.1f} {best[m]:>7.1f} {rss[m]:>13.0f}")
     for m in states[1:]:
         pairs = [x / off for x, off in zip(rates[m], rates["off"])]
-        name = {"on": "on/off", "fields": "stand-in/off", "scrapyexp": "on, Scrapy's exporter/off", "reuse": "on, reusing signature files/off"}[m]
+        name = {"on": "on/off", "fields": "stand-in/off", "scrapyexp": "on, Scrapy's exporter/off",
+                "reuse": "on, reusing signature files/off"}[m]
         print(f"throughput ratio {name}: best {best[m] / best['off']:.2f}, "
               f"median {median[m] / median['off']:.2f}, per round {min(pairs):.2f}-{max(pairs):.2f}")
     if args.stand_in:  # the pipeline's own share: against a crawl writing the same fields

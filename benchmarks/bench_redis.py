@@ -105,7 +105,7 @@ def run(n: int, mode: str, urls: list[str], redis_url: str, client, work: str, m
            "SCRAPY_SETTINGS_MODULE": "demo.settings_cluster", "REDIS_URL": redis_url,
            "MAX_IDLE_TIME_BEFORE_CLOSE": "3"}
     procs, feeds = [], []
-    for k in range(n):
+    for _ in range(n):
         folder = tempfile.mkdtemp(dir=work)
         feed = os.path.join(folder, "items.jsonl")
         feeds.append(feed)

@@ -47,7 +47,8 @@ def _clean(paths: list[str], cores: int, mode: str, folder: str) -> tuple[float,
     return seconds, len(lines), lines
 
 
-def _spark_jobs(paths: list[str], cores: int, mode: str, folder: str, jobs: int) -> tuple[float, list[float], list[bytes]]:
+def _spark_jobs(paths: list[str], cores: int, mode: str, folder: str,
+                jobs: int) -> tuple[float, list[float], list[bytes]]:
     """(start seconds, each job's seconds, the last job's lines)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession

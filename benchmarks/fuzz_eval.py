@@ -67,7 +67,7 @@ def main() -> None:
     slowest = (0.0, "")
     first_error = None
     for rnd in range(args.rounds):
-        for site, pages in sorted(sites.items()):
+        for _site, pages in sorted(sites.items()):
             mutated = [(url, mutate(rng, html)) for url, html in pages]
             try:
                 model = SiteModel.fit([Page(h, u) for u, h in mutated]) if len(mutated) > 1 else None

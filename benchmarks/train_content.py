@@ -238,8 +238,6 @@ def train_trees(pages, n_trees: int, depth: int, rate: float, max_blocks: int = 
     """Boosted trees on the first-pass features, exported to flat arrays;
     ``max_blocks``: at most that many blocks a page (``sample_blocks``),
     their weights scaled up to the page's."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
-
     chosen = [sample_blocks(p, max_blocks) for p in pages]
     X = np.array([p[2][i] for p, idx in zip(pages, chosen) for i in idx])
     y = np.array([p[3][i] for p, idx in zip(pages, chosen) for i in idx])

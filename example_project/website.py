@@ -77,28 +77,34 @@ class DemoSite:
             arts.append((f"/{sections[i % 4]}/{2026}-{i:03d}-{rng.choice(WORDS)}.html", title(rng), sections[i % 4]))
 
         def page(body: str, head_title: str, section: str = "") -> str:
-            nav = "".join(f'<li class="{"active" if s == section else ""}"><a href="/{s}/">{s.title()}</a></li>' for s in sections)
+            nav = "".join(f'<li class="{"active" if s == section else ""}"><a href="/{s}/">{s.title()}</a></li>'
+                          for s in sections)
             trending = "".join(f'<li><a href="{u}">{html.escape(t)}</a></li>' for u, t, _ in arts[:5])
             return f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <title>{html.escape(head_title)} - The Harbour Gazette</title>
 <link rel="stylesheet" href="/static/gazette.css"><script>window.dataLayer=[];</script></head>
 <body>{COOKIE}
-<header class="masthead"><div class="top-bar"><span>Saturday edition</span> <a href="/subscribe">Subscribe</a> <a href="/login">Sign in</a></div>
+<header class="masthead"><div class="top-bar">\
+<span>Saturday edition</span> <a href="/subscribe">Subscribe</a> <a href="/login">Sign in</a></div>
 <a class="logo" href="/">The Harbour Gazette</a><p class="tagline">News from the bay since 1887</p>
 <nav class="sections"><ul><li><a href="/">Home</a></li>{nav}</ul></nav></header>
 <div class="layout"><main>{body}</main>
 <aside class="rail"><div class="widget"><h3>Trending now</h3><ol>{trending}</ol></div>
-<div class="widget newsletter"><h3>The Morning Tide</h3><p>Our newsletter, every weekday at seven.</p><input type="email"> <button>Sign up</button></div>
+<div class="widget newsletter"><h3>The Morning Tide</h3>\
+<p>Our newsletter, every weekday at seven.</p><input type="email"> <button>Sign up</button></div>
 <div class="ad">Advertisement</div></aside></div>
-<footer><div class="cols"><ul><li><a href="/about">About us</a></li><li><a href="/contact">Contact</a></li><li><a href="/jobs">Jobs</a></li></ul>
-<ul><li><a href="/privacy">Privacy</a></li><li><a href="/terms">Terms</a></li><li><a href="/corrections">Corrections</a></li></ul></div>
+<footer><div class="cols"><ul><li><a href="/about">About us</a></li>\
+<li><a href="/contact">Contact</a></li><li><a href="/jobs">Jobs</a></li></ul>
+<ul><li><a href="/privacy">Privacy</a></li><li><a href="/terms">Terms</a></li>\
+<li><a href="/corrections">Corrections</a></li></ul></div>
 <p class="copyright">&copy; 2026 The Harbour Gazette. All rights reserved.</p></footer></body></html>"""
 
         for i, (url, t, sec) in enumerate(arts):
             rng = random.Random(f"news/body/{i}")
             related = "".join(f'<li><a href="{u}">{html.escape(rt)}</a></li>' for u, rt, _ in rng.sample(arts, 4))
             body = f"""<article><p class="kicker">{sec.title()}</p><h1>{html.escape(t)}</h1>
-<p class="byline">By {rng.choice(NAMES)} {rng.choice(NAMES)}son &middot; <time>{rng.randint(1, 28)} March 2026</time></p>
+<p class="byline">\
+By {rng.choice(NAMES)} {rng.choice(NAMES)}son &middot; <time>{rng.randint(1, 28)} March 2026</time></p>
 <div class="share"><a href="#">Share</a> <a href="#">Tweet</a> <a href="#">Email</a></div>
 <figure><img src="/img/{i}.png" alt=""><figcaption>{sentence(rng, 6, 12)}</figcaption></figure>
 {"".join(f"<p>{paragraph(rng)}</p>" for _ in range(rng.randint(4, 8)))}
@@ -121,21 +127,27 @@ class DemoSite:
 
         def page(body: str, head_title: str) -> str:
             popular = "".join(f'<li><a href="{u}">{html.escape(t)}</a></li>' for u, t in recipes[3:9])
-            return f"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>{html.escape(head_title)} | Copper Pot</title>
+            return f"""<!DOCTYPE html><html><head><meta charset="utf-8">\
+<title>{html.escape(head_title)} | Copper Pot</title>
 <style>.card{{border:1px solid #ccc}}</style></head><body>
-<div id="wrapper">{COOKIE}<div id="header"><div class="brand"><a href="/">Copper Pot</a><span>Slow cooking for busy people</span></div>
-<div id="menu"><a href="/">Recipes</a> | <a href="/about">About Marta</a> | <a href="/shop">Shop</a> | <a href="/contact">Contact</a></div>
+<div id="wrapper">{COOKIE}\
+<div id="header"><div class="brand"><a href="/">Copper Pot</a><span>Slow cooking for busy people</span></div>
+<div id="menu"><a href="/">Recipes</a> | <a href="/about">About Marta</a> | <a href="/shop">\
+Shop</a> | <a href="/contact">Contact</a></div>
 <form class="search" action="/search"><input name="q" placeholder="Search recipes"><button>Go</button></form></div>
 <div id="content"><div id="main">{body}</div>
 <div id="sidebar"><div class="about-me"><h4>Hi, I am Marta</h4><p>I cook, I write, I wash far too many pots.</p></div>
 <div class="popular"><h4>Popular this week</h4><ul>{popular}</ul></div>
-<div class="follow"><h4>Follow along</h4><a href="#">Instagram</a> <a href="#">Pinterest</a> <a href="#">RSS</a></div></div></div>
-<div id="footer">Copper Pot &copy; 2026 &middot; <a href="/privacy">Privacy</a> &middot; <a href="/disclosure">Affiliate disclosure</a><br>
+<div class="follow"><h4>Follow along</h4>\
+<a href="#">Instagram</a> <a href="#">Pinterest</a> <a href="#">RSS</a></div></div></div>
+<div id="footer">Copper Pot &copy; 2026 &middot; <a href="/privacy">Privacy</a> &middot; <a href="/disclosure">\
+Affiliate disclosure</a><br>
 Made with butter and patience.</div></div></body></html>"""
 
         for i, (url, t) in enumerate(recipes):
             rng = random.Random(f"recipes/body/{i}")
-            ingredients = "".join(f"<li>{rng.randint(1, 500)} g {rng.choice(WORDS)}</li>" for _ in range(rng.randint(5, 10)))
+            ingredients = "".join(f"<li>{rng.randint(1, 500)} g {rng.choice(WORDS)}</li>"
+                                  for _ in range(rng.randint(5, 10)))
             steps = "".join(f"<li>{sentence(rng)}</li>" for _ in range(rng.randint(4, 8)))
             prev_next = (f'<div class="pager"><a href="{recipes[i - 1][0]}">&laquo; Previous recipe</a> '
                          f'<a href="{recipes[(i + 1) % self.n][0]}">Next recipe &raquo;</a></div>')
@@ -166,14 +178,18 @@ Made with butter and patience.</div></div></body></html>"""
                 + "".join(f'<li class="{"current" if u == current else ""}"><a href="{u}">{html.escape(t)}</a></li>'
                           for u, t, ch in docs if ch == c)
                 + "</ul></li>" for c in chapters)
-            return f"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>{html.escape(head_title)} &mdash; Lantern 4.2 documentation</title></head>
+            return f"""<!DOCTYPE html><html><head><meta charset="utf-8">\
+<title>{html.escape(head_title)} &mdash; Lantern 4.2 documentation</title></head>
 <body><div class="announcement">Lantern 4.2 is out! <a href="/docs/guide/">Read what is new</a>.</div>
-<div class="topnav"><a href="/">Lantern</a> <a href="/docs/guide/">Docs</a> <a href="/blog">Blog</a> <a href="/community">Community</a>
+<div class="topnav">\
+<a href="/">Lantern</a> <a href="/docs/guide/">Docs</a> <a href="/blog">Blog</a> <a href="/community">Community</a>
 <select><option>v4.2</option><option>v4.1</option><option>v3.9</option></select></div>
 <div class="document"><div class="sphinxsidebar"><h3>Table of contents</h3><ul class="toc">{tree}</ul>
 <div class="searchbox"><input type="text"><button>Search</button></div></div>
 <div class="body" role="main">{body}</div></div>
-<div class="footer">&copy; Copyright 2026, the Lantern developers. Built with a documentation tool. <a href="/docs/license.html">License</a></div></body></html>"""
+<div class="footer">\
+&copy; Copyright 2026, the Lantern developers. Built with a documentation tool. <a href="/docs/license.html">\
+License</a></div></body></html>"""
 
         for i, (url, t, ch) in enumerate(docs):
             rng = random.Random(f"docs/body/{i}")

@@ -35,7 +35,8 @@ from ._sitedb import SiteState
 from ._store import SignatureStore
 from ._warc import ArchiveError
 
-__all__ = ["ArchiveError", "BatchOptions", "DamagedInput", "SiteState", "clean_file", "clean_record", "fit_file", "site_of"]
+__all__ = ["ArchiveError", "BatchOptions", "DamagedInput", "SiteState", "clean_file", "clean_record", "fit_file",
+           "site_of"]
 
 logger = logging.getLogger(__name__)
 

@@ -58,9 +58,11 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--domain-field", help="group pages by this field instead of the URL's host")
     p.add_argument("--min-pages", type=_at_least(FIT_MIN_PAGES), default=FIT_MIN_PAGES,
                    help="fit sites with at least this many pages (default: %(default)s)")
-    p.add_argument("--max-fit-pages", type=_at_least(2), default=1000, help="pages per site used for fitting (default: 1000)")
+    p.add_argument("--max-fit-pages", type=_at_least(2), default=1000,
+                   help="pages per site used for fitting (default: 1000)")
     p.add_argument("--jobs", "-j", type=_at_least(1), default=1, help="worker processes (default: 1)")
-    p.add_argument("--min-support", type=_at_least(1), default=FitParams.min_support, help="neighbour pairs that must share a subtree (default: %(default)s)")
+    p.add_argument("--min-support", type=_at_least(1), default=FitParams.min_support,
+                   help="neighbour pairs that must share a subtree (default: %(default)s)")
     p.add_argument("--mode", choices=("boilerplate", "content"), default="content",
                    help="boilerplate: remove what the site's pages share; content: keep only "
                         "the main content (default: %(default)s)")
@@ -75,7 +77,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="skip longer pages (default: %(default)s)")
     p.add_argument("--max-page-elements", type=_at_least(1), default=DEFAULT_LIMITS.max_elements,
                    help="skip pages with more start tags (default: %(default)s)")
-    p.add_argument("--iou-guard", type=_share, default=FitParams.iou_guard, help="skip neighbour pairs more alike than this (default: %(default)s)")
+    p.add_argument("--iou-guard", type=_share, default=FitParams.iou_guard,
+                   help="skip neighbour pairs more alike than this (default: %(default)s)")
     p.add_argument("--max-memory", type=_at_least(1), default=1024, metavar="MIB",
                    help="memory the run may keep between its passes: parsed pages (parsed once while "
                         "they fit), model caches (default: %(default)s)")
@@ -442,7 +445,8 @@ def main(argv: list[str] | None = None) -> int:
                      left_out.get("not_response", 0), left_out.get("status", 0), left_out.get("not_html", 0),
                      (f", {left_out['revisit']} revisits (deduplicated: no body of their own)"
                       if left_out.get("revisit") else "")
-                     + (f", {left_out['undecodable']} HTML bodies not decodable" if left_out.get("undecodable") else ""))
+                     + (f", {left_out['undecodable']} HTML bodies not decodable"
+                        if left_out.get("undecodable") else ""))
         if totals["records"] and totals["error"] == totals["records"]:
             # Every record written, none cleaned: a script must not take that for success.
             first = getattr(totals, "first_error", None) or ""

@@ -391,13 +391,15 @@ class ProcessCleaner:
         for w in self._workers:
             w.inflight.clear()
         for t in left:
-            t.done.errback(WorkersGone(self.broken) if self.broken else WorkerError("the worker processes were stopped"))
+            t.done.errback(WorkersGone(self.broken) if self.broken
+                           else WorkerError("the worker processes were stopped"))
 
     # -- dispatch ------------------------------------------------------------
 
     def _submit(self, task: _Task) -> Deferred:
         if self._closed:
-            task.done.errback(WorkersGone(self.broken) if self.broken else WorkerError("the worker processes were stopped"))
+            task.done.errback(WorkersGone(self.broken) if self.broken
+                              else WorkerError("the worker processes were stopped"))
             return task.done
         task.id = next(self._ids)
         self._queue(task).append(task)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass, field
 
-import codecs
-
 from lxml import etree
 from w3lib.encoding import html_body_declared_encoding, html_to_unicode, resolve_encoding, to_unicode
+
+# None when not built or switched off (every page goes through _repair's checks)
+from ._compiled import speedups as _speedups
+from ._streamed import mark_boundaries, place_streamed
 
 __all__ = ["ParsedHTML", "decode_html", "decode_page", "empty_root", "lossy_decoding", "parse_html",
            "MAX_DEPTH"]
@@ -27,10 +30,6 @@ _TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)[^>]*?(/?)>")
 # sequences, so they are deleted from the encoded bytes in one C call.
 _CONTROL_BYTES = bytes([*range(1, 9), 11, *range(14, 32)])
 _REPLACEMENT = "\ufffd".encode("utf-8")
-
-# None when not built or switched off (every page goes through _repair's checks)
-from ._compiled import speedups as _speedups
-from ._streamed import mark_boundaries, place_streamed
 
 
 @dataclass

@@ -56,7 +56,8 @@ _LEAD_START = re.compile(
     r"(?:by|von|par|por|door|av|af|przez|от)\s*:?(?:\s|$)|^\s*" + _LABEL_WORDS + r"\s*[:：]", re.I)
 #: A byline word inside a short text, the name after it ("Guide by Will
 #: Judd", "Article by: Cara Dumaplin", "Jun 2 Written By Polly Barks").
-_LEAD_INSIDE = re.compile(r"(?:^|(?<=\s))(?:by|von|par|por|door|przez|от|via)\s*:?\s+(?=\S)|" + _LABEL_WORDS + r"\s*[:：]\s*",
+_LEAD_INSIDE = re.compile(r"(?:^|(?<=\s))(?:by|von|par|por|door|przez|от|via)\s*:?\s+(?=\S)|"
+                          + _LABEL_WORDS + r"\s*[:：]\s*",
                           re.I)
 #: Where a byline's name ends: a separator, a line break, "|".
 _NAME_END = re.compile(r"\s*(?:\||•|·|—|–|\s-\s|\n|\bon\b\s+\w+\s+\d|\bupdated\b|\bpublished\b|\bposted\b|"

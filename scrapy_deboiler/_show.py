@@ -137,7 +137,8 @@ def annotate_page(page: Page, model: SiteModel | None, *, mode: str = "content",
         f'<div id="deboiler-legend"><p><b>scrapy-deboiler</b> · {escape(site or "?")} · {mode} mode</p>'
         f'<p><span class="sw" style="border-color:#d0021b"></span>boilerplate removed: '
         f'<b class="n-boilerplate">{counts["boilerplate"]}</b> subtrees, {100 * share:.0f}% of the text</p>'
-        f'<p><span class="sw" style="border-color:#2e9d3a"></span>kept: <b class="n-kept">{counts["kept"]}</b> blocks</p>'
+        f'<p><span class="sw" style="border-color:#2e9d3a"></span>kept: '
+        f'<b class="n-kept">{counts["kept"]}</b> blocks</p>'
         + (f'<p><span class="sw" style="border-color:#1f5fd1"></span>main content: '
            f'<b class="n-main">{counts["main"]}</b> blocks</p>' if mode == "content" else "")
         + f"<p>{escape(model_line)}; hover a mark for its evidence</p></div>",

@@ -19,6 +19,9 @@ from hashlib import blake2b
 
 from lxml import etree
 
+# None when not built or switched off (the pure-Python walk gives the same result)
+from ._compiled import speedups as _speedups
+
 __all__ = ["Candidates", "DEFAULT_SCHEME", "SignatureScheme", "SignedTree", "sign_tree"]
 
 # Private separators: the loader strips these control characters from pages,
@@ -30,8 +33,6 @@ _CODE = frozenset(("script", "style"))
 #: blake2b personalisation of template signatures, apart from content ones.
 TEMPLATE_PERSON = b"template"
 
-# None when not built or switched off (the pure-Python walk gives the same result)
-from ._compiled import speedups as _speedups
 
 #: Hex digits in a signature (64 bits).
 SIGNATURE_HEX = 16

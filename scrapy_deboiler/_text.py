@@ -12,6 +12,9 @@ import re
 
 from lxml import etree
 
+# None when not built or switched off (the pure-Python walk gives the same result)
+from ._compiled import speedups as _speedups
+
 __all__ = ["BLOCK_TAGS", "SKIP_TAGS", "drop", "layout_table", "pre_text", "tree_text"]
 
 #: Never shown as text by a browser.
@@ -49,8 +52,6 @@ _CLASSES: dict[bytes, int] = {
     b"br": 5,
 }
 
-# None when not built or switched off (the pure-Python walk gives the same result)
-from ._compiled import speedups as _speedups
 
 
 def tree_text(root: etree._Element) -> str:

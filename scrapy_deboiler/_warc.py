@@ -196,7 +196,7 @@ def _page(url: str, status: int | None, content_type: str, charset: str | None, 
         return "status", None
     payload, why = http_payload(body, transfer, coding, cap)
     if payload is None:
-        if not content_type.split(";")[0].strip().lower() in _HTML_TYPES:
+        if content_type.split(";")[0].strip().lower() not in _HTML_TYPES:
             return "not_html", None
         return "undecodable", why
     if not is_html(content_type, payload):
@@ -376,7 +376,8 @@ def _arc_records(path: str, cap: int) -> Iterator[tuple[str, dict | str | None]]
                     current: tuple[str, dict | str | None] = ("not_response", None)
                 else:
                     http = rec.http_headers
-                    status = int(http.get_statuscode()) if http is not None and http.get_statuscode().isdigit() else None
+                    status = (int(http.get_statuscode())
+                              if http is not None and http.get_statuscode().isdigit() else None)
                     content_type = (http.get_header("Content-Type") if http is not None else None) or ""
                     charset = None
                     m = re.search(r"charset=[\"']?([\w.:-]+)", content_type, re.I)

@@ -50,9 +50,9 @@ class RedisServer:
             try:
                 if self.client().ping():
                     return self
-            except Exception:
+            except Exception as e:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"redis-server did not start on port {self.port}")
+                    raise RuntimeError(f"redis-server did not start on port {self.port}") from e
                 time.sleep(0.02)
 
     def kill(self) -> None:

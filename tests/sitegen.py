@@ -44,7 +44,8 @@ def article_page(site: str, i: int, *, seed: int = 0, paragraphs: int = 5) -> tu
 </ul><div class="newsletter">Sign up for our newsletter and never miss a story.</div></aside>
 </div>
 <footer><p>Copyright 2026 {site}. All rights reserved.</p>
-<ul><li><a href="/privacy">Privacy policy</a></li><li><a href="/terms">Terms of use</a></li><li><a href="/contact">Contact</a></li></ul></footer>
+<ul><li><a href="/privacy">Privacy policy</a></li><li><a href="/terms">Terms of use</a></li>\
+<li><a href="/contact">Contact</a></li></ul></footer>
 </body></html>"""
     return url, html, "\n".join([title, "By Staff Writer", *paras])
 
@@ -66,7 +67,8 @@ def _template(site: str, title: str, main: str, rng: random.Random) -> str:
 <script>var tracking = 1;</script></head>
 <body class="site">
 <header><a class="logo" href="/">{site}</a><nav><ul><li><a href="/news">News</a></li>
-<li><a href="/shop">Shop</a></li><li><a href="/help">Help</a></li><li><a href="/about">About us</a></li></ul></nav></header>
+<li><a href="/shop">Shop</a></li><li><a href="/help">Help</a></li>\
+<li><a href="/about">About us</a></li></ul></nav></header>
 <div class="wrap"><main id="content">{main}</main>
 <aside class="sidebar"><h3>Elsewhere on {site}</h3><ul>{related}</ul></aside></div>
 <footer><p>Copyright 2026 {site}. All rights reserved.</p><ul><li><a href="/privacy">Privacy policy</a></li>

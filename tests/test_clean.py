@@ -13,7 +13,7 @@ def test_cleaning_keeps_the_article_and_drops_the_template():
     model, results = fit_and_clean([(u, h) for u, h, _ in site])
     for (_, _, article), res in zip(site, results):
         lines = res.text.splitlines()
-        body = [l for l in article.splitlines() if l != "By Staff Writer"]
+        body = [line for line in article.splitlines() if line != "By Staff Writer"]
         assert lines == body
         for boiler in ("cookies", "Privacy policy", "Related stories", "Share this", "Sport"):
             assert boiler not in res.text
@@ -88,7 +88,8 @@ def test_a_page_is_cleaned_without_a_model():
 
 def test_non_utf8_pages_decode_through_meta():
     # deboiler defect 4: meta charset ignored, Latin-1 mojibake.
-    html = '<html><head><meta http-equiv="content-type" content="text/html; charset=iso-8859-2"></head><body><p>Łódź</p></body></html>'
+    html = ('<html><head><meta http-equiv="content-type" content="text/html; charset=iso-8859-2"></head>'
+            '<body><p>Łódź</p></body></html>')
     assert clean_page(Page(html.encode("iso-8859-2")), None).text == "Łódź"
 
 

@@ -365,7 +365,8 @@ def test_a_data_table_in_the_article_is_kept_whole():
              + "".join(f"<tr><td>R{{k}}-{r}</td><td>{{k}}{100 + 7 * r}</td><td>{{k}}{r}.{r}%</td></tr>"
                        for r in range(8))
              + "</tbody></table>")
-    links = "<table>" + "".join(f"<tr><td><a href='/t/{r}'>Topic number {r}</a></td></tr>" for r in range(6)) + "</table>"
+    links = ("<table>" + "".join(f"<tr><td><a href='/t/{r}'>Topic number {r}</a></td></tr>" for r in range(6))
+             + "</table>")
     intro = ("<p>The agency published its count for district {k} on Monday, and the figures below show how "
              "each region compares with the year before, including the share of the total.</p>")
     outro = "<p>Officials in district {k} said the numbers would be revised once the late returns arrive.</p>"

@@ -108,7 +108,7 @@ def test_the_cli_keeps_the_text_of_pages_the_model_would_empty(tmp_path, mode):
                      "--no-progress"]) == 0
     out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert len(out) == 5
-    for rec, (url, _, body) in zip(out, pages):
+    for rec, (_, _, body) in zip(out, pages):
         assert rec["deboiler"]["status"] == "emptied", rec["deboiler"]
         assert "would remove" in rec["deboiler"]["reason"]
         assert body_kept(rec["clean_text"], body)

@@ -88,8 +88,9 @@ async def test_fits_larger_than_a_pipe_and_cleans_of_str_and_bytes_equal_this_pr
     url, html, _ = pages(22, paragraphs=400)[21]
     for body, enc in ((html, None), (html.encode("cp1252", "xmlcharrefreplace"), "cp1252")):
         for mode in ("content", "boilerplate"):
-            (got, sigs), (exp, want_sigs) = await cleaner.clean(body, url, enc, model, PARAMS, True, CleanOptions(mode)), \
-                _clean_one(body, url, enc, model, PARAMS, True, CleanOptions(mode))
+            (got, sigs), (exp, want_sigs) = (
+                await cleaner.clean(body, url, enc, model, PARAMS, True, CleanOptions(mode)),
+                _clean_one(body, url, enc, model, PARAMS, True, CleanOptions(mode)))
             same(got, exp)
             assert sigs == want_sigs and sigs
     worker = cleaner._workers[0]
@@ -225,7 +226,8 @@ async def test_answers_go_on_while_something_keeps_a_traceback_of_an_earlier_one
         return result
 
     site = pages(6, paragraphs=100)
-    jobs = [cleaner.clean(h, u, None, None, PARAMS, False, CleanOptions("content")).addCallback(boom) for u, h, _ in site]
+    jobs = [cleaner.clean(h, u, None, None, PARAMS, False, CleanOptions("content")).addCallback(boom)
+            for u, h, _ in site]
     results = await defer.gatherResults(jobs)
     assert len(kept) == 6
     for (got, _), (u, h, _) in zip(results, site):

@@ -58,7 +58,7 @@ ITEMS = [
     {"when": datetime.datetime(2026, 11, 25, 3, 4, 5), "day": datetime.date(2026, 11, 25),
      "time": datetime.time(3, 4, 5), "price": Decimal("19.90"), "tags": {"b"}},
     {"product": Product(name="lamp", price=Decimal("3.5")), "point": Point(1, 2.0), "tag": Tag("t")},
-    {"keys": {1: "int", 2.5: "float", True: "bool", None: "none"}},
+    {"keys": {1: "int", 2.5: "float", None: "none"}, "bools": {True: "yes", False: "no"}},
     {"big": 2 ** 70, "small": -(2 ** 63)},  # over 64 bits: Scrapy's encoder writes it
     {"nan": float("nan"), "inf": [float("-inf")]},  # NaN, Infinity: as Scrapy writes them
     {"floats": [0.1, 1e16, 1.5e-7, -0.0, 123456789.123]},

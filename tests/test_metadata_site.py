@@ -75,6 +75,9 @@ async def test_a_crawl_learns_where_the_site_writes_its_bylines_and_a_second_cra
     assert len(items) == N and stat(crawler, "deboiler/items_cleaned") == N
     wrong = [i["url"] for i in items if not right(i["page_metadata"], number(i["url"]))]
     assert not wrong
+    # the pages held for the fit are cleaned together, their languages read
+    # together (LanguageBatch), as are the pages cleaned one by one after it
+    assert [i["page_metadata"]["language"] for i in items] == ["en"] * N
     (path,) = saved
     doc = json.loads(path.read_text())
     assert doc["version"] == 3 and "post-meta" in doc["metadata"]["fields"]["author"][-1]
@@ -107,7 +110,8 @@ async def test_the_field_is_renamed_and_an_items_own_value_stays(tmp_path):
 def test_the_command_line_learns_it_too_and_saves_it(tmp_path, jobs, capsys):
     recs = [{"url": url, "html": html} for url, html in site_pages(N)]
     recs.append({"url": "https://elsewhere.example.org/2023/07/01/one", "page_metadata": {"author": "Own"},
-                 "html": "<html><body><h1>One page</h1><p>By Ann Example</p><p>" + "Text. " * 40 + "</p></body></html>"})
+                 "html": "<html><body><h1>One page</h1><p>By Ann Example</p><p>" + "Text. " * 40
+                         + "</p></body></html>"})
     write(tmp_path / "in.jsonl", recs)
     sigs = tmp_path / "sigs"
     assert main(["clean", str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), "--no-progress",

@@ -196,8 +196,8 @@ async def test_a_fault_while_fitting_or_cleaning_releases_items_unchanged(tmp_pa
                "check_page": [(_intake, "check_page")], "crawl_state": [(_watchdog, "crawl_state")],
                "ItemAdapter": [(_intake, "ItemAdapter"), (_output, "ItemAdapter")]}
     target, _, name = where.rpartition(".")
-    for module, attr in modules[where] if where in modules else [(getattr(_pipeline, target), name)]:
-        monkeypatch.setattr(module, attr, boom)
+    for module, name_in in modules[where] if where in modules else [(getattr(_pipeline, target), name)]:
+        monkeypatch.setattr(module, name_in, boom)
     # 12 pages and one PDF for the skip path.
     a, pa = serve_site(12, "alpha", extra_pages={"/articles/z-pdf.html": b"%PDF-1.4 binary"})
     try:

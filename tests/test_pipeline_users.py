@@ -825,7 +825,8 @@ async def test_a_worker_that_hangs_is_killed_and_the_crawl_goes_on(tmp_path, cap
     a, pa = serve_site(12, "alpha")
     try:
         crawler, items = await crawl(tmp_path, [a], DEBOILER_PROCESSES=1, DEBOILER_WORKER_TIMEOUT=1,
-                                     CONCURRENT_REQUESTS=1, on_signal=signal_worker_at_response(3, signal.SIGSTOP, stopped))
+                                     CONCURRENT_REQUESTS=1,
+                                     on_signal=signal_worker_at_response(3, signal.SIGSTOP, stopped))
     finally:
         pa.stopListening()
     check_all_items_reached_the_feed(crawler, items)

@@ -225,7 +225,8 @@ def test_redis_export_writes_signature_files_and_refuses_hostile_models(redis_se
     sites = [f"site{i}.example" for i in range(30)]
     for site in sites:
         c.publish(site, SiteModel.fit(pages(3, site)))
-    client.hset(c.model_key("evil.example"), mapping={"rank": FINAL_RANK + 3, "final": 1, "doc": _hostile("a bad signature")})
+    client.hset(c.model_key("evil.example"),
+                mapping={"rank": FINAL_RANK + 3, "final": 1, "doc": _hostile("a bad signature")})
     out = tmp_path / "exported"
     assert cli_main(["redis-export", "--redis", redis_server.url, str(out)]) == 1  # one refused
     store = SignatureStore(out)

@@ -10,7 +10,7 @@ import logging
 import pytest_twisted
 import pytest  # noqa: F401
 import scrapy
-from twisted.internet import reactor
+from twisted.internet import reactor  # noqa: F401 (installed before the tests run)
 from twisted.internet.defer import DeferredList, ensureDeferred
 
 from crawling import crawl, serve_site, stat
@@ -79,7 +79,8 @@ async def test_two_crawlers_each_seeing_half_a_site_share_one_model(tmp_path, re
     assert stat(ca, "deboiler/redis/pages_pooled") + stat(cb, "deboiler/redis/pages_pooled") == 8
     signed = stat(ca, "deboiler/pages_signed") + stat(cb, "deboiler/pages_signed")
     assert signed >= 8 if processes else signed == 0
-    (fa,), (fb,) = model_files(tmp_path / "a" / "signatures").values(), model_files(tmp_path / "b" / "signatures").values()
+    (fa,), (fb,) = (model_files(tmp_path / "a" / "signatures").values(),
+                    model_files(tmp_path / "b" / "signatures").values())
     assert fa["signatures"] == fb["signatures"] and fa["pages"] == 8 and "provisional" not in fa
     coordinator = RedisCoordinator(redis_server.url, min_pages=8)
     site = a.split("//")[1].rstrip("/")
@@ -365,7 +366,8 @@ async def test_sites_released_by_the_budget_still_end_with_the_clusters_model(tm
         assert len(items) == 16 and stat(crawler, "deboiler/released/budget") >= 1
     published = RedisCoordinator(redis_server.url, min_pages=8).model(a.split("//")[1].rstrip("/"))
     assert published is not None and not published.provisional and published.pages == 8
-    (fa,), (fb,) = model_files(tmp_path / "a" / "signatures").values(), model_files(tmp_path / "b" / "signatures").values()
+    (fa,), (fb,) = (model_files(tmp_path / "a" / "signatures").values(),
+                    model_files(tmp_path / "b" / "signatures").values())
     assert fa["signatures"] == fb["signatures"] == published.support
 
 
@@ -391,7 +393,8 @@ async def test_a_slow_redis_still_ends_sites_with_the_clusters_model(tmp_path, r
         assert stat(crawler, "deboiler/redis/close_timeouts") == 0
     published = RedisCoordinator(redis_server.url, min_pages=8).model(a.split("//")[1].rstrip("/"))
     assert published is not None and not published.provisional and published.pages == 8
-    (fa,), (fb,) = model_files(tmp_path / "a" / "signatures").values(), model_files(tmp_path / "b" / "signatures").values()
+    (fa,), (fb,) = (model_files(tmp_path / "a" / "signatures").values(),
+                    model_files(tmp_path / "b" / "signatures").values())
     assert fa["signatures"] == fb["signatures"] == published.support
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING and "Redis" in r.getMessage()]
 

@@ -419,7 +419,8 @@ _TAGS = ("div p ul ol li table thead tbody tfoot tr td th caption h1 h2 h3 block
          "figcaption section details summary dialog span a b em code br img picture abbr q noscript svg title "
          "script template font center form meta").split()
 _ATTR = ["", "", "", " hidden", " role='tabpanel' hidden", " style='display:none' role='x TabPanel'",
-         " role='region' aria-hidden='true'", " class='Cdr-ACCORDION__content' hidden", " hidden class='sr-only accordion'",
+         " role='region' aria-hidden='true'", " class='Cdr-ACCORDION__content' hidden",
+         " hidden class='sr-only accordion'",
          " class='tab-pane fade' style='display:none'", " aria-hidden='true' class='A-Expander-Content'",
          " class='sr-only x'", " class='d-none d-md-block'", " aria-hidden='true'",
          " style='display: NONE'", " href='/x?a=1&amp;b=2'", " href='javascript:x'", " href=' #top'",
@@ -486,7 +487,8 @@ def test_compiled_clean_html_walks_deep_pages_without_recursing():
 
 
 def test_the_compiled_head_title_is_what_elementpath_finds():
-    for html in ("<html><head><title>A</title></head></html>", "<html><head></head><head><title>B</title></head></html>",
+    for html in ("<html><head><title>A</title></head></html>",
+                 "<html><head></head><head><title>B</title></head></html>",
                  "<html xmlns:x='u'><x:head><title>A</title></x:head><head><x:title>B</x:title><title/></head></html>",
                  "<html><body><title>C</title></body></html>", "<html><head><title><b>D</b>E</title></head></html>",
                  "<html/>"):
@@ -536,7 +538,8 @@ def test_the_compiled_candidate_walk_lets_through_every_element_the_python_test_
 
 
 _SEEN_TAGS = ["div", "p", "li", "br", "span", "a", "script", "style", "select", "option", "button", "svg", "b"]
-_SEEN_ATTRS = ["", ' hidden', ' hidden role="tabpanel"', ' role="Region" style="display:none"', ' aria-hidden="true"', ' aria-hidden="false"',
+_SEEN_ATTRS = ["", ' hidden', ' hidden role="tabpanel"', ' role="Region" style="display:none"', ' aria-hidden="true"',
+               ' aria-hidden="false"',
                ' style="display: none"',
                ' style="color:red"', ' class="sr-only"', ' class="byline"']
 _SEEN_TEXTS = ["", " ", "By Ann Lee", "\u00e9t\u00e9 \u4e2d\u6587 words", "May 6, 2024\n", "a\u00a0b", "x" * 30]

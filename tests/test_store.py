@@ -48,7 +48,9 @@ def test_files_are_made_with_the_umask_as_other_files_are(tmp_path, model):
 def test_source_date_epoch_makes_files_reproducible(tmp_path, model, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     a = dump_model("a.example", model, tmp_path / "a.json").read_bytes()
-    b = dump_model("a.example", SiteModel(model.params, model.pages, model.pairs, 0, dict(reversed(model.support.items()))), tmp_path / "b.json").read_bytes()
+    b = dump_model("a.example",
+                   SiteModel(model.params, model.pages, model.pairs, 0, dict(reversed(model.support.items()))),
+                   tmp_path / "b.json").read_bytes()
     assert a == b and b'"2023-11-14T22:13:20Z"' in a
 
 

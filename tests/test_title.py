@@ -15,7 +15,8 @@ from scrapy_deboiler._cli import main
 from scrapy_deboiler._executor import ProcessCleaner
 from scrapy_deboiler._settings import DeboilerSettingsError, read_settings
 from scrapy_deboiler._title import page_title
-from scrapy_deboiler._wire import CleanOptions, CleanTask, Cleaned, FitTask, Fitted, decode_frame, read_answer, task_frame
+from scrapy_deboiler._wire import (CleanOptions, CleanTask, Cleaned, FitTask, Fitted, decode_frame, read_answer,
+                                   task_frame)
 from scrapy_deboiler._worker import _WorkerState
 
 from crawling import crawl, serve_site, stat

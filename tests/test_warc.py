@@ -72,7 +72,8 @@ def test_every_html_page_of_a_wget_warc_is_one_record_cleaned_as_from_json_lines
     for o in out:
         assert set(o) == {"warc_record_id", "url", "warc_date", "clean_text", "clean_html", "clean_title", "deboiler"}
         assert o["warc_record_id"].startswith("<urn:uuid:") and re.match(r"\d{4}-\d\d-\d\dT", o["warc_date"])
-        assert o["deboiler"]["status"] in ("cleaned", "emptied")  # the news listing /city/: its site model matches 96 % of its text
+        # the news listing /city/: its site model matches 96 % of its text
+        assert o["deboiler"]["status"] in ("cleaned", "emptied")
     # The same pages as JSON Lines (decoded text, as a crawl would store
     # them) give the same clean text and the same site models.
     write(tmp_path / "pages.jsonl", [{"url": u, "html": h} for u, h in sorted(pages.items())])
@@ -297,7 +298,8 @@ def test_http_payloads_cut_short_unknown_or_stored_decoded(tmp_path):
     raw_deflate = raw_deflate.compress(page) + raw_deflate.flush()
     assert http_payload(raw_deflate, None, "deflate", 10**6) == (page, None)
     assert http_payload(_zlib.compress(page), None, "deflate", 10**6) == (page, None)
-    assert http_payload(b"\x00\x01 not gzip", None, "gzip", 10**6) == (None, "Content-Encoding gzip could not be decoded")
+    assert (http_payload(b"\x00\x01 not gzip", None, "gzip", 10**6)
+            == (None, "Content-Encoding gzip could not be decoded"))
     assert http_payload(page, None, "compress", 10**6)[0] is None
 
 
@@ -391,7 +393,8 @@ def test_revisit_records_are_named_in_the_archive_line(tmp_path):
         first = w.create_warc_record("http://a.example/", "response", payload=io.BytesIO(html),
                                      http_headers=headers)
         w.write_record(first)
-        w.write_record(w.create_warc_record("http://a.example/", "request", payload=io.BytesIO(b"GET / HTTP/1.1\r\n\r\n")))
+        w.write_record(w.create_warc_record("http://a.example/", "request",
+                                            payload=io.BytesIO(b"GET / HTTP/1.1\r\n\r\n")))
         w.write_record(w.create_revisit_record("http://a.example/?again", first.rec_headers.get_header(
             "WARC-Payload-Digest"), "http://a.example/", first.rec_headers.get_header("WARC-Date"),
             http_headers=headers))
