@@ -1,6 +1,7 @@
 """Learn each website's boilerplate from its own pages and strip it."""
 
-from ._clean import CleanResult, Page, clean_page, fit_and_clean
+from ._clean import CleanResult, Page, clean_page
+from ._fit_clean import fit_and_clean
 from ._limits import DEFAULT_LIMITS, Limits, Skip, check_page
 from ._loading import ParsedHTML, decode_html, parse_html
 from ._model import FitParams, SiteModel

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from copy import deepcopy
 from typing import Any
 from itertools import compress
@@ -15,13 +15,13 @@ from ._content import _is_hidden, select_content
 from ._limits import DEFAULT_LIMITS, Limits, Skip, check_page
 from ._loading import empty_root, parse_html
 from ._markdown import content_tree, tree_markdown
-from ._model import FitParams, SiteModel
+from ._model import SiteModel
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import drop as _drop
 from ._text import layout_table, tree_text
 from ._candidates import PageRead, read_page
 from ._language import LanguageBatch
-from ._metadata import learn_hints, page_candidates, page_metadata, page_summary
+from ._metadata import page_candidates, page_metadata, page_summary
 from ._title import page_title
 
 # None when not built or switched off (subtrees are detached through lxml)
@@ -29,8 +29,7 @@ from ._compiled import speedups as _speedups
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FALLBACKS", "MODES", "Page", "CleanResult", "clean_page", "clean_pages", "fit_and_clean", "fit_pages",
-           "learn_pages", "read_of", "summary_of"]
+__all__ = ["FALLBACKS", "MODES", "Page", "CleanResult", "clean_page", "read_of", "summary_of"]
 
 
 class Page:
@@ -484,17 +483,6 @@ def clean_page(
                        fallback=fallback, model_share=share, metadata=meta)
 
 
-def clean_pages(pages: Iterable[Page], model: SiteModel | None, **options: Any) -> list[CleanResult]:
-    """``clean_page`` of each page with the same ``options``, their
-    metadata's languages read together once all are cleaned
-    (``LanguageBatch``: the identifier's model stays in the CPU's caches)."""
-    languages = LanguageBatch() if options.get("metadata") else None
-    results = [clean_page(p, model, languages=languages, **options) for p in pages]
-    if languages is not None:
-        languages.run()
-    return results
-
-
 def _guarded(page: Page, read: Callable[[], Any]) -> Any:
     """``read()``, the page's metadata; a fault there (a bug on an odd page)
     costs the metadata (None, the note ``metadata-failed`` and a WARNING),
@@ -570,45 +558,3 @@ def read_of(page: Page) -> PageRead:
 def summary_of(page: Page) -> dict:
     """The page's metadata summary for its site's fit (``page_summary``)."""
     return page_summary(page.root, page.url, read=read_of(page))
-
-
-def learn_pages(model: SiteModel, summaries: Iterable[dict | None]) -> SiteModel:
-    """Give ``model`` the metadata hints learned from its fit pages'
-    ``page_summary`` (None: a page that could not give one)."""
-    model.metadata_hints = learn_hints([s for s in summaries if s is not None])
-    return model
-
-
-def fit_pages(pages: list[Page], params: FitParams, metadata: bool = False) -> SiteModel:
-    """A site's model fitted on its parsed pages; with ``metadata`` it also
-    learns where the site keeps its byline and dates (``learn_pages``)."""
-    model = SiteModel.fit(pages, params)
-    if metadata:
-        learn_pages(model, (summary_of(p) for p in pages if p.skipped is None))
-    return model
-
-
-def fit_and_clean(
-    pages: Iterable[tuple[str, str | bytes]],
-    params: FitParams | None = None,
-    mode: str = "boilerplate",
-    limits: Limits = DEFAULT_LIMITS,
-    metadata: bool = False,
-) -> tuple[SiteModel, list[CleanResult]]:
-    """Fit a model on one site's pages and clean them, parsing each page once.
-
-    Keeps every parsed page of the site in memory until cleaned; for sites
-    larger than memory fit from signatures first (``SiteModel.fit``) and
-    clean in a second pass.
-    """
-    params = params or FitParams()
-    pairs = []
-    for pair in pages:
-        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and isinstance(pair[0], str)
-                and isinstance(pair[1], (str, bytes))):
-            raise TypeError(f"fit_and_clean takes (url, html) pairs, not {type(pair).__name__} "
-                            f"{repr(pair)[:60]}")
-        pairs.append(pair)
-    parsed = [Page(html, url, scheme=params.scheme, limits=limits) for url, html in pairs]
-    model = fit_pages(parsed, params, metadata)
-    return model, clean_pages(parsed, model, mode=mode, metadata=metadata)

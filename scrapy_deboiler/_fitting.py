@@ -10,8 +10,9 @@ from typing import Any
 from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.python.failure import Failure
 
-from ._clean import CleanResult, Page, empties_many, learn_pages
+from ._clean import CleanResult, Page, empties_many
 from ._executor import WorkerError, WorkersGone
+from ._fit_clean import learn_pages
 from ._holding import Release
 from ._model import SiteModel
 from ._pipeline_state import PipelineBase, _HeldPage, _Site

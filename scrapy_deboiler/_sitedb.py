@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ._clean import learn_pages
+from ._fit_clean import learn_pages
 from ._model import FIT_MIN_PAGES, FitParams, SiteModel
 from ._pagekey import page_key
 from ._store import SignatureFileError, model_from_json, model_to_json

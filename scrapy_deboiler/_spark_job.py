@@ -37,7 +37,8 @@ from typing import Any
 
 from ._batch_options import BatchOptions, site_of
 from ._batch_pages import _page_input, _record, _Work, clean_record
-from ._clean import empties_many, learn_pages
+from ._clean import empties_many
+from ._fit_clean import learn_pages
 from ._files import dumps, loads
 from ._language import LanguageBatch
 from ._model import FIT_MIN_PAGES, SiteModel

@@ -12,7 +12,8 @@ import signal
 from collections import OrderedDict
 from typing import Any
 
-from ._clean import Page, clean_page, clean_pages, fit_pages, summary_of
+from ._clean import Page, clean_page, summary_of
+from ._fit_clean import clean_pages, fit_pages
 from ._model import FitParams, SiteModel
 from ._store import model_from_json, model_to_json
 from ._wire import (FRAME_HEAD, KEEP_MODELS, PIPE_BYTES, SHUTDOWN_SIGNALS, Answer, Cleaned, CleanTask, Failed,

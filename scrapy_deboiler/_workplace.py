@@ -13,8 +13,9 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
-from ._clean import CleanResult, Page, clean_page, clean_pages, fit_pages, summary_of
+from ._clean import CleanResult, Page, clean_page, summary_of
 from ._executor import ProcessCleaner, WorkersGone
+from ._fit_clean import clean_pages, fit_pages
 from ._model import FitParams, SiteModel
 from ._wire import CleanOptions
 

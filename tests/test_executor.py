@@ -16,7 +16,8 @@ from scrapy_deboiler._executor import ProcessCleaner, WorkerError, WorkersGone
 from scrapy_deboiler._wire import (Cleaned, CleanOptions, CleanTask, Failed, FitTask, Fitted, Missing, Ready, Signed,
                                    SignTask, answer_frame, decode_frame, encode_frame, read_answer, read_task,
                                    task_frame)
-from scrapy_deboiler._clean import CleanResult, Page, learn_pages
+from scrapy_deboiler._clean import CleanResult, Page
+from scrapy_deboiler._fit_clean import learn_pages
 from scrapy_deboiler._limits import Skip
 from scrapy_deboiler._model import FitParams, SiteModel
 from scrapy_deboiler._workplace import clean_one as _clean_one, fit_site as _fit_site
