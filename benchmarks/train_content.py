@@ -56,6 +56,9 @@ from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 OUT = os.path.join(HERE, "..", "scrapy_deboiler", "content_model.json")
 #: The column of ``block_features`` that says "this block is the headline".
 HEADLINE_COLUMN = 27 + len(TAGS) + len(HINTS) + 3
+#: The column of ``block_features`` that says "in readers' comments" (its
+#: first class/id hint).
+COMMENT_COLUMN = 27 + len(TAGS) + HINTS.index("comment")
 
 
 def label(text: str, gold_norm: str, gold_bag: Counter) -> float:
@@ -157,7 +160,7 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
     over ``first_scores``, each text once (``drop_repeats``)."""
     scores = first_scores(model, rows, keys, container)
     scores, flags = decide(_content_model(model), scores, tree[0], tree[1], tree[2:], headline(rows), keys,
-                           container is not None)
+                           container is not None, [row[COMMENT_COLUMN] == 1.0 for row in rows])
     flags = drop_repeats(texts, tree[0], keys, tags, flags)
     return "\n".join(t for t, k in zip(texts, flags) if k), scores, flags
 

@@ -29,8 +29,8 @@ from ._compiled import speedups as _speedups
 from ._content_html import content_html
 from ._content_model import (MODEL_FORMAT, MODEL_VERSION, ContentModel, ContentModelError, default_model,
                              model_path)
-from ._decide import (STAGE2_FEATURES, body_flags, decide, drop_repeats, keep, page_threshold, smooth,
-                      stage2_rows, whole_tables)
+from ._decide import (STAGE2_FEATURES, body_flags, decide, drop_repeats, keep, keep_listing, listing_sliver,
+                      page_threshold, smooth, stage2_rows, whole_tables)
 from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF, _hint_bits, _hint_cache,
                         block_features, headline_index, page_columns, place_keys)
 from ._hidden import _class_hides, _is_hidden
@@ -376,7 +376,11 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
         assert tree is not None
         scores = container_cut(scores, words, link_density, *tree)
     head = headline_index(blocks, title) if model.stage2 is not None or single else -1
-    scores, kept = decide(model, scores, words, link_density, tree, head, keys, single)
+    comment_bit = _HINT_BIT["comment"]
+    comments = [bool(b.hints & comment_bit) for b in blocks] if tree is not None else None
+    scores, kept = decide(model, scores, words, link_density, tree, head, keys, single, comments)
+    if tree is None and listing_sliver(words, kept):  # decide's keep_listing, its tree built only here
+        kept = keep_listing(words, kept, *block_tree(blocks), keys, [bool(b.hints & comment_bit) for b in blocks])
     kept = whole_tables(blocks, kept)
     tags = [b.tag if type(b) is _TableBlock else b.element.tag for b in blocks]
     return blocks, scores, drop_repeats([b.text for b in blocks], words, keys, tags, kept)

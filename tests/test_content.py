@@ -575,6 +575,43 @@ def test_a_page_alone_that_kept_a_sliver_keeps_its_best_prose_too():
     assert keep([0.4, 0.3], 0.5, [2, 5]) == [True, True]  # no prose: the best and those within half
 
 
+def test_a_listing_that_kept_a_sliver_keeps_every_entry():
+    """A list of short entries each scoring low (a table of links and
+    their lines, cars for rent, a product's reviews) can keep one line of
+    the page, with a site model or without. When the kept blocks hold under
+    LISTING_KEPT words of a page of LISTING_MIN or more, and a run of
+    LISTING_RUN or more blocks of one place holds LISTING_SHARE of its
+    words, every block inside the element holding that run is kept; not a
+    run of readers' comments, not on a page that kept enough, not for a
+    short run."""
+    from scrapy_deboiler._decide import LISTING_RUN, keep_listing
+
+    # element 0: <body>; 1: <nav> (blocks 0-1); 2: the list (a heading and 12 entries); 3: the footer
+    parents = [-1, 0, 0, 0]
+    nodes = [1, 1] + [2] * 13 + [3]
+    words = [3, 3, 4] + [16] * 12 + [6]
+    keys = ["nav", "nav", "h1"] + ["row"] * 12 + ["footer"]
+    kept = [False] * 2 + [True] + [False] * 13
+    assert keep_listing(words, kept, nodes, parents, keys) == [False] * 2 + [True] * 13 + [False]
+    # the run is readers' comments (under a short post): as it was
+    comments = [False] * 3 + [True] * 12 + [False]
+    assert keep_listing(words, kept, nodes, parents, keys, comments) == kept
+    # the page kept enough; too short a run; too small a page: as it was
+    enough = [True] * 3 + [False] * 13
+    wordy = [40, 3, 4] + [16] * 12 + [6]
+    assert keep_listing(wordy, enough, nodes, parents, keys) == enough
+    short = keys[:3] + ["row"] * (LISTING_RUN - 1) + ["other"] * (13 - LISTING_RUN) + ["footer"]
+    assert keep_listing(words, kept, nodes, parents, short) == kept
+    small = [3, 3, 4] + [5] * 12 + [6]
+    assert keep_listing(small, kept, nodes, parents, keys) == kept
+    # a run of names (a shop's brands: a word or two each) is no list of entries
+    names = [3, 3, 4] + [4] * 12 + [100]
+    assert keep_listing(names, kept, nodes, parents, keys) == kept
+    # a run that ends before the first block the page kept is its menus
+    headline_last = [False] * 15 + [True]
+    assert keep_listing(words, headline_last, nodes, parents, keys) == headline_last
+
+
 def _repeats_page(entry_note: str) -> str:
     description = ("<p>A wheel thrown stoneware mug in a speckled white glaze, matte outside and glossy inside, "
                    "that holds a large coffee and keeps it warm.</p><p>Handmade, so each one differs a little "
