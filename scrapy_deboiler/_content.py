@@ -376,14 +376,19 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
         assert tree is not None
         scores = container_cut(scores, words, link_density, *tree)
     head = headline_index(blocks, title) if model.stage2 is not None or single else -1
-    comment_bit = _HINT_BIT["comment"]
-    comments = [bool(b.hints & comment_bit) for b in blocks] if tree is not None else None
-    scores, kept = decide(model, scores, words, link_density, tree, head, keys, single, comments)
+    scores, kept = decide(model, scores, words, link_density, tree, head, keys, single,
+                          _in_comments(blocks) if tree is not None else None)
     if tree is None and listing_sliver(words, kept):  # decide's keep_listing, its tree built only here
-        kept = keep_listing(words, kept, *block_tree(blocks), keys, [bool(b.hints & comment_bit) for b in blocks])
+        kept = keep_listing(words, kept, *block_tree(blocks), keys, _in_comments(blocks))
     kept = whole_tables(blocks, kept)
     tags = [b.tag if type(b) is _TableBlock else b.element.tag for b in blocks]
     return blocks, scores, drop_repeats([b.text for b in blocks], words, keys, tags, kept)
+
+
+def _in_comments(blocks: list[Block]) -> list[bool]:
+    """Which blocks are inside an element whose class or id says comment."""
+    bit = _HINT_BIT["comment"]
+    return [bool(b.hints & bit) for b in blocks]
 
 
 def _shown_table(root: etree._Element, skip: set | frozenset, near: set | frozenset,
