@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BYLINE_REACH", "BYLINE_WORDS", "LISTING_THRESHOLD", "PROSE_SHARE", "SMOOTHING", "STAGE2_FEATURES",
            "STAGE2_LEVELS", "SURE_PROSE_SHARE", "SURE_PROSE_WORDS", "body_flags", "decide", "drop_repeats", "keep",
-           "page_threshold", "smooth", "stage2_rows", "stage2_table", "whole_tables"]
+           "page_threshold", "smooth", "stage2_rows", "stage2_table", "table_spans", "keep_tables", "whole_tables"]
 
 #: How much of a block's score comes from the blocks in the same place on
 #: the page (0.5-0.75 all gave the same F1 out of fold; see smooth).
@@ -423,6 +423,14 @@ def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:
     (not a layout table, rows not mostly links) whose rows are a third or
     more kept, or that sits between kept blocks (other such tables beside
     it do not count as a gap), keeps every block in it."""
+    return keep_tables(table_spans(blocks, kept), kept)
+
+
+def table_spans(blocks: list[Block], kept: list[bool] | None = None) -> list[tuple[range, list[int]]]:
+    """The data tables among the blocks, each as the span of blocks from its
+    first row to its last and the indices of its rows (``whole_tables``).
+    With ``kept``, a table already kept whole is left out. Apart from
+    ``keep_tables`` so that training can find the spans once a page."""
     tables: dict[etree._Element, list[int]] = {}
     for i, b in enumerate(blocks):
         if (b.tag if type(b) is _TableBlock else b.element.tag) != "tr":
@@ -436,12 +444,19 @@ def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:
     for table, rows in tables.items():
         lo, hi = rows[0], rows[-1]
         span = range(lo, hi + 1)
-        if len(rows) < 2 or all(kept[j] for j in span) or layout_table(table):
+        if len(rows) < 2 or (kept is not None and all(kept[j] for j in span)) or layout_table(table):
             continue
         chars = sum(len(blocks[j].text) for j in span)
         if sum(blocks[j].link_chars for j in span) * 2 > chars:
             continue  # a table of links: navigation
         spans.append((span, rows))
+    return spans
+
+
+def keep_tables(spans: list[tuple[range, list[int]]], kept: list[bool]) -> list[bool]:
+    """``whole_tables``' decision over the spans ``table_spans`` found
+    (those already kept whole are no gap between kept blocks)."""
+    spans = [(span, rows) for span, rows in spans if not all(kept[j] for j in span)]
     in_tables = {j for span, _ in spans for j in span}
     for span, rows in spans:
         before, after = span.start - 1, span.stop
@@ -449,7 +464,7 @@ def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:
             before -= 1
         while after in in_tables:
             after += 1
-        around = before >= 0 and kept[before] and after < len(blocks) and kept[after]
+        around = before >= 0 and kept[before] and after < len(kept) and kept[after]
         if around or 3 * sum(kept[j] for j in rows) >= len(rows):
             for j in span:
                 kept[j] = True
