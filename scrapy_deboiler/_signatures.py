@@ -34,6 +34,10 @@ _CODE = frozenset(("script", "style"))
 TEMPLATE_PERSON = b"template"
 
 
+#: Ancestors whose tags a template signature hashes (``SignatureScheme``).
+TEMPLATE_CONTEXT = 4
+_CONTEXT = "\x04"
+
 #: Hex digits in a signature (64 bits).
 SIGNATURE_HEX = 16
 
@@ -117,13 +121,21 @@ class SignatureScheme:
     #: whose link text is at least this share of their text. 0 turns them off.
     template_min_elements: int = 4
     template_link_density: float = 0.5
+    #: A template signature also hashes the tag names of this many of the
+    #: subtree's nearest ancestors: a shop's list of two product links has
+    #: the shape of a footer's list of two links, and matched it on every
+    #: page. 0 (files written before it): the shape alone.
+    template_context: int = TEMPLATE_CONTEXT
 
     def to_json(self) -> dict:
-        return {
+        data = {
             "candidates": self.candidates.to_json(),
             "template_min_elements": self.template_min_elements,
             "template_link_density": self.template_link_density,
         }
+        if self.template_context:
+            data["template_context"] = self.template_context
+        return data
 
     @classmethod
     def from_json(cls, data: dict) -> "SignatureScheme":
@@ -131,6 +143,7 @@ class SignatureScheme:
             Candidates.from_json(data["candidates"]),
             checked(data, "template_min_elements", (int,), 1, 10**6),
             float(checked(data, "template_link_density", (int, float), 0, 1)),
+            checked(data, "template_context", (int,), 0, 1000) if "template_context" in data else 0,
         )
 
 
@@ -230,6 +243,20 @@ def sign_tree(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) ->
     return sign_tree_py(root, scheme)
 
 
+def _in_context(sig: str, el: etree._Element, root: etree._Element, reach: int) -> str:
+    """A template signature with the tags of ``el``'s ``reach`` nearest
+    ancestors inside ``root``: ``blake2b-64(sig CONTEXT tag END_OPEN ...)``,
+    nearest first, under the template personalisation."""
+    parts = [sig, _CONTEXT]
+    for _ in range(reach):
+        if el is root:
+            break
+        el = el.getparent()
+        parts.append(el.tag + _END_OPEN)
+    data = "".join(parts).encode("utf-8", "surrogatepass")
+    return blake2b(data, digest_size=8, person=TEMPLATE_PERSON).hexdigest()
+
+
 def sign_tree_py(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME) -> SignedTree:
     """The reference walk: reversed document order over a list of all
     elements, which visits every element after its descendants. (lxml's
@@ -244,6 +271,7 @@ def sign_tree_py(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME)
     another blake2b personalisation, and sign E when it is link-dense.
     """
     candidates = scheme.candidates
+    reach = scheme.template_context
     min_elements = scheme.template_min_elements or 1 << 62
     density = scheme.template_link_density
     is_cand: dict[str, bool] = {}
@@ -308,6 +336,8 @@ def sign_tree_py(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME)
             sig = blake2b(data, digest_size=8, person=TEMPLATE_PERSON).hexdigest()
             shape.append(_CHILD + sig)
             if n_chars and n_links >= density * n_chars:
+                if reach:
+                    sig = _in_context(sig, el, root, reach)
                 shapes.append(len(signatures))
                 signatures.append(sig)
                 elements.append(el)

@@ -658,7 +658,7 @@ def sign_tree(object root, object scheme):
     ASCII, to normalise it."""
     cdef cetree._Element el = <cetree._Element?>root
     cdef xmlNode* c_root = el._c_node
-    cdef Buf raw, cbuf, sbuf
+    cdef Buf raw, cbuf, sbuf, xbuf
     cdef Names names
     cdef SignOut out
     cdef Py_ssize_t i, failed = 0
@@ -666,7 +666,9 @@ def sign_tree(object root, object scheme):
     cdef bytes normalised = None
     cdef Py_ssize_t min_elements = scheme.template_min_elements or (1 << 62)
     cdef double density = scheme.template_link_density
+    cdef Py_ssize_t reach = scheme.template_context
     raw.data = NULL; raw.len = 0; raw.cap = 0
+    xbuf.data = NULL; xbuf.len = 0; xbuf.cap = 0
     cbuf.data = NULL; cbuf.len = 0; cbuf.cap = 0
     sbuf.data = NULL; sbuf.len = 0; sbuf.cap = 0
     names.items = NULL; names.n = 0; names.cap = 0
@@ -696,8 +698,8 @@ def sign_tree(object root, object scheme):
                 raise MemoryError()
             memcpy(raw.data, PyBytes_AS_STRING(normalised), raw.len)
         with nogil:
-            failed = _sign_pass2(c_root, raw.data, raw.data + raw.len, &names, &cbuf, &sbuf, &out,
-                                 min_elements, density)
+            failed = _sign_pass2(c_root, raw.data, raw.data + raw.len, &names, &cbuf, &sbuf, &xbuf, &out,
+                                 min_elements, density, reach)
         if failed:
             raise MemoryError()
         signatures = [out.items[i].hexsig[:16].decode("ascii") for i in range(out.n)]
@@ -710,6 +712,7 @@ def sign_tree(object root, object scheme):
         free(raw.data)
         free(cbuf.data)
         free(sbuf.data)
+        free(xbuf.data)
         free(names.items)
         free(out.items)
 
@@ -736,15 +739,18 @@ cdef int _sign_pass1(xmlNode* c_root, Buf* raw, Names* names, bint* namespaced) 
 
 
 cdef int _sign_pass2(xmlNode* c_root, const char* tp, const char* tend, Names* names, Buf* cbuf,
-                     Buf* sbuf, SignOut* out, Py_ssize_t min_elements, double density) noexcept nogil:
+                     Buf* sbuf, Buf* xbuf, SignOut* out, Py_ssize_t min_elements, double density,
+                     Py_ssize_t reach) noexcept nogil:
     """Post-order with explicit frames and two scratch buffers used as
     stacks: an element's content starts at its frame's offset and is
-    replaced by its digest once hashed."""
+    replaced by its digest once hashed. ``xbuf``: a template signature with
+    its ``reach`` nearest ancestors' tags (``_signatures._in_context``),
+    read off the frames below the element's."""
     cdef xmlNode* node = c_root
     cdef Frame* frames = NULL
     cdef Frame* grown
     cdef Frame f
-    cdef Py_ssize_t depth = 0, cap = 0, n, n_chars, n_links, n_el, k
+    cdef Py_ssize_t depth = 0, cap = 0, n, n_chars, n_links, n_el, k, j
     cdef Py_ssize_t total_chars = 0, total_links = 0, total_els = 0
     cdef const char* piece
     cdef const char* name
@@ -811,6 +817,21 @@ cdef int _sign_pass2(xmlNode* c_root, const char* tp, const char* tend, Names* n
                     err = -1
                     break
                 if n_chars and n_links >= density * n_chars:
+                    if reach:
+                        xbuf.len = 0
+                        if c_add(xbuf, hexsig, 16) < 0 or c_add1(xbuf, 4) < 0:
+                            err = -1
+                            break
+                        j = depth - 1
+                        while j >= 0 and j >= depth - reach:
+                            name = <const char*>frames[j].node.name
+                            if c_add(xbuf, name, strlen(name)) < 0 or c_add1(xbuf, 2) < 0:
+                                err = -1
+                                break
+                            j -= 1
+                        if err:
+                            break
+                        blake2b_hex8(xbuf.data, xbuf.len, True, hexsig)
                     if sign_out(out, hexsig, node, f.sigs0, n_chars, True) < 0:
                         err = -1
                         break

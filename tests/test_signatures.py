@@ -60,6 +60,31 @@ def test_template_signature_matches_link_lists_with_other_links():
     assert not list_sigs(one, off) & list_sigs(two, off)
 
 
+def test_a_template_signature_is_its_shape_where_it_stands():
+    # A shop's list of two product links has the shape of a footer's list
+    # of two links; matched on shape alone, it was removed on every page.
+    shop = "<body><main><h1>Shop</h1><ul><li><a>Drip kit</a> £49</li><li><a>Manual</a></li></ul></main></body>"
+    footer = "<body><footer><div><ul><li><a>About</a></li><li><a>Contact</a></li></ul></div></footer></body>"
+    other = "<body><footer><div><ul><li><a>Delivery</a></li><li><a>Rules</a></li></ul></div></footer></body>"
+
+    def list_sig(html, scheme=SignatureScheme()):
+        signed = sigs(html, scheme)
+        return {signed.signatures[i] for i in signed.shapes if signed.elements[i].tag == "ul"}
+
+    assert list_sig(footer) == list_sig(other)  # the template: same place, same shape
+    assert not list_sig(shop) & list_sig(footer)
+    shape_alone = SignatureScheme(template_context=0)  # files written before: their scheme
+    assert list_sig(shop, shape_alone) == list_sig(footer, shape_alone)
+
+
+def test_schemes_read_from_older_files_keep_the_shape_alone():
+    data = SignatureScheme().to_json()
+    assert data["template_context"] == 4 and SignatureScheme.from_json(data) == SignatureScheme()
+    del data["template_context"]
+    assert SignatureScheme.from_json(data).template_context == 0
+    assert "template_context" not in SignatureScheme(template_context=0).to_json()
+
+
 def test_paragraph_text_is_not_a_template():
     a = set(sigs("<body><div><p>one two</p><p>three</p><p>four</p><p>five</p></div></body>").signatures)
     b = set(sigs("<body><div><p>six</p><p>seven</p><p>eight</p><p>nine</p></div></body>").signatures)

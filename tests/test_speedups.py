@@ -146,6 +146,19 @@ def test_edge_pages(html):
     same(parse_html(html).root, SignatureScheme(template_min_elements=2))
 
 
+@pytest.mark.parametrize("reach", [0, 1, 2, 1000])
+def test_template_signatures_in_their_context(reach):
+    # Lists in lists: each link-dense subtree hashes its nearest ancestors'
+    # tags, the walk's root the last of them; and a chain deeper than reach.
+    lists = "".join(f"<li><a>{k}</a><ul><li><a>a{k}</a></li><li><a>b{k}</a></li></ul></li>" for k in range(3))
+    html = f"<body><main><section><ul>{lists}</ul></section></main><footer>{lists}</footer></body>"
+    scheme = SignatureScheme(template_context=reach, template_min_elements=2)
+    same(parse_html(html).root, scheme)
+    same(parse_html(html).root.find(".//section"), scheme)
+    deep = "<div>" * 300 + "<a>one</a><a>two</a><a>three</a>" + "</div>" * 300
+    same(parse_html(deep).root, scheme)
+
+
 def test_subtree_roots_and_hand_built_trees():
     root = parse_html("<body><div id='a'><p>one <b>two</b></p>tail</div><p>x</p></body>").root
     same(root.find(".//div"))
