@@ -13,7 +13,7 @@ from w3lib.encoding import html_body_declared_encoding, html_to_unicode, resolve
 from ._compiled import speedups as _speedups
 from ._streamed import mark_boundaries, place_streamed
 
-__all__ = ["ParsedHTML", "decode_html", "decode_page", "empty_root", "lossy_decoding", "parse_html",
+__all__ = ["ParsedHTML", "decode_html", "decode_page", "empty_root", "garbled", "lossy_decoding", "parse_html",
            "MAX_DEPTH"]
 
 #: Depth we keep when a page nests deeper than libxml2 accepts (2048 with
@@ -221,6 +221,21 @@ def _repair(data: bytes, notes: list[str]) -> bytes:
     return data
 
 
+#: Replacement characters (U+FFFD) that mark a page decoded before it came
+#: with the wrong encoding: at least this many, and one in a hundred
+#: characters (a page may quote a few of its own).
+GARBLED_MIN = 16
+
+
+def garbled(text: str) -> bool:
+    """Whether ``text`` is a page someone decoded with the wrong encoding
+    (``html=response.text`` from a server declaring the wrong charset):
+    its lost characters are U+FFFD, and its words with them. Bytes are read
+    again instead (``decode_page``); text cannot be."""
+    n = text.count("\ufffd")
+    return n >= GARBLED_MIN and n * 100 >= len(text)
+
+
 def empty_root() -> etree._Element:
     root = etree.Element("html")
     etree.SubElement(root, "body")
@@ -240,6 +255,8 @@ def parse_html(
         text, enc, notes = decode_page(html, encoding)  # notes: a wrong declared encoding
     else:
         text, enc = html, "unicode"
+        if garbled(text):
+            notes.append("replacement-characters")
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates (only in str input) become "?"

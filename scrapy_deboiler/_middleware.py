@@ -138,9 +138,16 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
         except (KeyError, TypeError, AttributeError) as e:
             failed, error = [(self.url_field, "DEBOILER_URL_FIELD")], e
         try:
-            if _lacks(adapter.get(self.html_field)):
+            held = adapter.get(self.html_field)
+            if _lacks(held):
                 html, _ = self._html(response)  # its notes go to the pipeline with it (``handoff``)
                 adapter[self.html_field] = html
+            elif (held is response.text and lossy_decoding(response.body, held, response.encoding)
+                  and binary_kind(response.body) is None):
+                # The spider's own ``html=response.text`` (Scrapy caches the
+                # string) that lost the page's characters (a server declaring
+                # the wrong charset): the bytes read again.
+                adapter[self.html_field], _ = self._html(response)
         except (KeyError, TypeError, AttributeError) as e:
             failed, error = [*failed, (self.html_field, "DEBOILER_HTML_FIELD")], error or e
         if failed and type(item) not in self._unwritable:

@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 #: Notes of a page whose declared encoding could not read it: its raw HTML
 #: stays in the item whatever DEBOILER_KEEP_HTML says.
-_LOSSY = frozenset(("decode-errors", "encoding-fallback"))
+_LOSSY = frozenset(("decode-errors", "encoding-fallback", "replacement-characters"))
 
 
 class Output(PipelineBase):
@@ -43,6 +43,11 @@ class Output(PipelineBase):
             self._inc(f"fallback/{status['fallback']}")
         for note in all_notes:
             self._inc(f"notes/{note}")
+        if "replacement-characters" in all_notes:
+            self._site_log("deboiler: a page of %s came as text whose characters were already lost (U+FFFD): "
+                           "decoded with the wrong encoding before the pipeline; give the item the response's "
+                           "bytes, or leave the field to DeboilerSpiderMiddleware, which reads them again "
+                           "(stat deboiler/notes/replacement-characters)", site.name)
         site.pages += 1
         site.bytes_out += len(result.html)
         fields = {self.text_field: result.text, self.clean_html_field: result.html,

@@ -98,8 +98,8 @@ class SiteSpider(scrapy.Spider):
         self.same_url = same_url  # all items of a page carry its URL (listings)
         self.detail_urls = detail_urls  # each item carries a URL of its own (a catalogue's detail links)
         self.relative_urls = relative_urls  # items carry the page's path only
-        # "text": items carry response.text; "bytes:ENC": the body as bytes
-        # with ENC as its declared encoding.
+        # "text": items carry response.text ("text+": a copy of it);
+        # "bytes:ENC": the body as bytes with ENC as its declared encoding.
         self.body = body
         self.yielded = 0
 
@@ -126,6 +126,8 @@ class SiteSpider(scrapy.Spider):
                 item["html"] = response.text[:self.html_chars]
             if self.body == "text":
                 item["html"] = response.text
+            elif self.body == "text+":  # a spider that edits it: another string
+                item["html"] = response.text + "\n"
             elif self.body is not None and self.body.startswith("bytes:"):
                 item["html"] = response.body
                 item["encoding"] = self.body[len("bytes:"):]

@@ -44,6 +44,20 @@ def test_lone_surrogates_are_replaced_and_noted():
     assert "Broken ? pair ? here" in result.text and result.notes == ["surrogates"]
 
 
+def test_text_decoded_with_the_wrong_encoding_before_it_came_is_noted():
+    russian = ("<html><body><h1>Новости</h1><p>" + "Сегодня в городе прошёл большой праздник. " * 20
+               + "</p></body></html>")
+    garbled = russian.encode("cp1251").decode("utf-8", "replace")  # html=response.text, charset=utf-8 said
+    result = clean_page(Page(garbled), None)
+    assert "replacement-characters" in result.notes
+    assert "replacement-characters" not in clean_page(Page(russian), None).notes
+    # A page quoting a few of its own is no garbled page.
+    quoted = russian.replace("<p>", "<p>" + "\ufffd" * 15, 1)
+    assert "replacement-characters" not in clean_page(Page(quoted), None).notes
+    # Bytes are read again instead.
+    assert "encoding-fallback" in clean_page(Page(russian.encode("cp1251"), encoding="utf-8"), None).notes
+
+
 def test_skipped_pages_do_not_weaken_a_site_model():
     pages = normal_pages(8)
     hostile = [(f"http://example.org/articles/{i:04d}x.html", CASES[n][0])

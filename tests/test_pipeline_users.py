@@ -494,6 +494,41 @@ async def test_a_server_declaring_the_wrong_charset(tmp_path, caplog, charset):
         assert item["deboiler"]["raw_html"] == "kept" and NAMES in item["html"]
 
 
+RUSSIAN = "Сегодня в городе прошёл большой праздник"
+
+
+@pytest.mark.parametrize("body", ["text", "text+"])
+@pytest_twisted.ensureDeferred
+async def test_a_spider_s_own_text_of_a_page_in_the_wrong_charset(tmp_path, caplog, body):
+    """windows-1251 pages served as UTF-8, and a spider that yields
+    ``html=response.text`` (Scrapy's garbled reading): the middleware
+    reads the bytes again. A spider that yields an edited copy of it gives
+    text whose words are lost: noted, counted, logged, its HTML kept."""
+    a, pa = serve_site(6, "alpha", transform=lambda h: h.replace(
+        "By Staff Writer</p>\n<p>", "By Staff Writer</p>\n<p>" + f"{RUSSIAN}. " * 12).encode("cp1251"))
+    pa.factory.resource.types.update({f"/articles/{i:04d}.html": "text/html; charset=utf-8" for i in range(6)})
+    try:
+        with caplog.at_level(logging.INFO, logger="scrapy_deboiler"):
+            crawler, items = await crawl(tmp_path, [a], spider_kwargs={"body": body})
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == 6
+    for item in items:
+        status = item["deboiler"]
+        assert status["status"] == "cleaned" and status["raw_html"] == "kept"
+        if body == "text":
+            assert "encoding-fallback" in status["notes"] and RUSSIAN in item["clean_text"]
+            assert RUSSIAN in item["html"] and "replacement-characters" not in status["notes"]
+        else:
+            assert "replacement-characters" in status["notes"] and RUSSIAN not in item["clean_text"]
+            assert item["html"].count("\ufffd") > 100
+    garbled = 6 if body == "text+" else 0
+    assert stat(crawler, "deboiler/notes/replacement-characters") == garbled
+    said = [r for r in caplog.records if "already lost (U+FFFD)" in r.getMessage()]
+    assert len(said) == garbled and all("alpha" in r.getMessage() or "127.0.0.1" in r.getMessage() for r in said)
+
+
 @pytest_twisted.ensureDeferred
 async def test_pages_are_cleaned_in_the_pipeline_threads(tmp_path, monkeypatch):
     from scrapy_deboiler import _workplace
