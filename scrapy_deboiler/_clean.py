@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from ._content import _is_hidden, select_content
+from ._content_html import absolute_links
 from ._limits import DEFAULT_LIMITS, Limits, Skip, check_page
 from ._loading import empty_root, parse_html
 from ._markdown import content_tree, tree_markdown
@@ -448,7 +449,8 @@ def clean_page(
                 fallback = ""
         md = ""
         if kept is not None:
-            md = tree_markdown(content_tree(page.root, set(kept), set(dropped), _is_hidden))
+            links = absolute_links(page.root, page.url)  # before content_tree prunes the <head>
+            md = tree_markdown(content_tree(page.root, set(kept), set(dropped), _is_hidden), links)
         meta = None
         if metadata:
             meta = _guarded(page, lambda: page_metadata(page.root, page.url, text, set(dropped),
@@ -459,7 +461,7 @@ def clean_page(
                            metadata=meta)
     def render(root: etree._Element = page.root) -> tuple[str, str, str]:
         html = etree.tostring(root, method="html", encoding="unicode") if want_html else ""
-        return tree_text(root), html, tree_markdown(root) if markdown else ""
+        return tree_text(root), html, tree_markdown(root, absolute_links(root, page.url)) if markdown else ""
 
     candidates = _guarded(page, lambda: page_candidates(page.root, page.url, meta_template,
                                                         read=read_of(page))) if metadata else None

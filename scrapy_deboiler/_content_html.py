@@ -148,6 +148,17 @@ class _Urls:
         return got
 
 
+def absolute_links(root: etree._Element, url: str) -> _Urls | None:
+    """Link targets made absolute against ``url`` and the ``<base href>``
+    of ``root`` as it is now (read at once: Markdown's ``content_tree``
+    prunes the ``<head>``), or None without a URL."""
+    if not url:
+        return None
+    urls = _Urls(root, url)
+    urls._base()
+    return urls
+
+
 def _trim(text: str) -> str:
     """``text`` with white space at either end cut to one space (source
     indentation). Runs inside are left to the browser: collapsing them

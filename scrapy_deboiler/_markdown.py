@@ -15,6 +15,7 @@ import re
 
 from lxml import etree
 
+from ._content_html import _Urls
 from ._text import BLOCK_TAGS, SKIP_TAGS, drop, layout_table as _layout
 
 __all__ = ["content_tree", "tree_markdown"]
@@ -123,12 +124,15 @@ MAX_NESTING = 6
 _UNSAFE_URL = re.compile(r"\s*(javascript|vbscript|data):", re.I)
 
 
-def _url(href: str) -> str:
-    """A link destination; scripts and data URLs become empty (parsers
-    refuse them and would print the whole link as text)."""
+def _url(href: str, absolute: _Urls | None = None) -> str:
+    """A link destination, made absolute by ``absolute`` (the page's URL
+    and ``<base href>``, as ``clean_html``'s); scripts and data URLs become
+    empty (parsers refuse them and would print the whole link as text)."""
     href = href.strip()
     if _UNSAFE_URL.match(href):
         return ""
+    if absolute is not None:
+        href = absolute(href) or ""
     if re.search(r"[\s()<>]", href):
         return "<" + href.replace("<", "%3C").replace(">", "%3E") + ">"
     return href
@@ -183,9 +187,10 @@ class _Writer:
         return "".join(out) + ("\n" if out else "")
 
 
-def tree_markdown(root: etree._Element) -> str:
+def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
     """Markdown of everything ``root`` shows (a cleaned page, or
-    ``content_tree``'s)."""
+    ``content_tree``'s); links and images made absolute by ``absolute``
+    (``_content_html.absolute_links``, as ``clean_html``'s are)."""
     w = _Writer()
     inline = _Inline()
     stack: list[tuple] = []  # (element, action at its end, data)
@@ -216,10 +221,10 @@ def tree_markdown(root: etree._Element) -> str:
             elif tag == "img":
                 alt = _SPACE.sub(" ", el.get("alt") or "").strip()
                 if alt and not raw:
-                    inline.raw(f"![{_escape(alt)}]({_url(el.get('src') or '')})")
+                    inline.raw(f"![{_escape(alt)}]({_url(el.get('src') or '', absolute)})")
             elif raw:
                 pass
-            elif tag == "a" and el.get("href") and _url(el.get("href")):
+            elif tag == "a" and el.get("href") and _url(el.get("href"), absolute):
                 action, data = "link", len(inline.parts)
             elif tag in _EMPHASIS:
                 mark = _EMPHASIS[tag]
@@ -293,7 +298,7 @@ def tree_markdown(root: etree._Element) -> str:
                 inline.raw("\\\n")
         elif action == "link":
             label = inline.take(data)
-            inline.raw(_wrap(label, "[", f"]({_url(el.get('href'))})") if label.strip() else label)
+            inline.raw(_wrap(label, "[", f"]({_url(el.get('href'), absolute)})") if label.strip() else label)
         elif action in ("emphasis", "inner-emphasis"):
             mark = _EMPHASIS[el.tag]
             marks[mark] -= 1

@@ -99,9 +99,25 @@ def test_content_mode_markdown_holds_the_kept_text_with_its_structure():
     assert texts(got, "//li") == ["Point one is a long sentence about the harbor and the meadow.",
                                   "Point two is a long sentence about the lantern by the river and the quiet "
                                   "marble bridge."]
-    assert [a.get("href") for a in got.iter("a")] == ["/x"]
+    # Links absolute, as in clean_html.
+    assert [a.get("href") for a in got.iter("a")] == ["http://md.example/x"]
+    assert 'href="http://md.example/x"' in result.html
     for template in ("cookies", "Privacy policy", "Sign up"):
         assert template not in result.markdown
+
+
+def test_markdown_links_and_images_are_absolute_against_the_page_and_its_base():
+    page = ('<html><head><base href="/docs/v2/"></head><body><p>Read <a href="intro.html">the intro</a>, '
+            '<a href="#faq">the FAQ</a> and <a href="javascript:go()">this</a>, as <img src="../img/a.png" '
+            'alt="A diagram"> shows.</p></body></html>')
+    for mode in ("boilerplate", "content"):
+        md = clean_page(Page(page, "https://example.com/start?x=1"), SiteModel(), mode=mode, markdown=True).markdown
+        assert "[the intro](https://example.com/docs/v2/intro.html)" in md, mode
+        assert "[the FAQ](https://example.com/docs/v2/#faq)" in md, mode
+        assert "javascript" not in md and "this" in md, mode
+        assert "![A diagram](https://example.com/docs/img/a.png)" in md, mode
+    # Without a URL they stay as the page wrote them.
+    assert "[the intro](intro.html)" in clean_page(Page(page), SiteModel(), mode="boilerplate", markdown=True).markdown
 
 
 def test_the_cli_writes_clean_markdown_in_both_modes(tmp_path):
