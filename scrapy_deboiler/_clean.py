@@ -323,6 +323,23 @@ def outermost_dropped(signed: SignedTree, signatures: frozenset[str] | set[str],
     return dropped_entries(signed, signatures, phrases)[0]
 
 
+#: Of the neighbour pairs a model compared, the share that must share a
+#: subtree for the page's metadata to take it for template (``site_wide``).
+META_TEMPLATE_SHARE = 0.25
+
+
+def site_wide(signed: SignedTree, entries: list[int], model: SiteModel) -> list[int]:
+    """The entries whose subtree most of the site's pages share, as the
+    metadata's template. Cleaning removes a subtree two neighbour pairs
+    share; a byline does that when a run of neighbouring posts has one
+    author ("By Sam Hughes" on four quick tips of twenty pages), and the
+    author was lost with it. A box of other posts' dates and authors is on
+    most of the site's pages (``META_TEMPLATE_SHARE`` of the pairs)."""
+    least = max(model.threshold, META_TEMPLATE_SHARE * model.pairs)
+    support = model.support
+    return [i for i in entries if support.get(signed.signatures[i], 0) >= least]
+
+
 def _signed_for(page: Page, model: SiteModel) -> SignedTree:
     """The page's signatures under the model's scheme (signed again if the
     page was signed under another)."""
@@ -417,11 +434,12 @@ def clean_page(
     template = {signed.element(i) for i in found} if addresses is not None else set(dropped)
     title = page_title(page.root, page.url, skip=template)
     meta_template = template
-    if metadata and not content and model is not None:
+    if metadata and model is not None:
         # A byline's name or date is a phrase other pages repeat (in their
         # lists of posts): boilerplate mode removes such phrases, but the
         # page's metadata is read outside its template as content mode takes it.
-        meta_template = {signed.element(i) for i in dropped_entries(signed, model.boilerplate, True)[0]}
+        entries = found if content else dropped_entries(signed, model.boilerplate, True)[0]
+        meta_template = {signed.element(i) for i in site_wide(signed, entries, model)}
     blocks: list[tuple[str, str]] = []
     if explain and model is not None:  # for reports: which subtrees, by signature
         signed = page.signed
@@ -453,7 +471,7 @@ def clean_page(
             md = tree_markdown(content_tree(page.root, set(kept), set(dropped), _is_hidden), links)
         meta = None
         if metadata:
-            meta = _guarded(page, lambda: page_metadata(page.root, page.url, text, set(dropped),
+            meta = _guarded(page, lambda: page_metadata(page.root, page.url, text, meta_template if dropped else set(),
                                                         model.metadata_hints if model is not None else None,
                                                         blocks=seen, read=read_of(page), languages=languages))
         return CleanResult(text, html if want_html else "", removed, list(page.notes), comments,

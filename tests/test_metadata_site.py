@@ -20,7 +20,7 @@ from scrapy_deboiler._store import load_site
 
 from crawling import crawl, serve_site, stat
 from test_cli import read, write
-from test_metadata import AUTHORS, _post_date, site_pages
+from test_metadata import AUTHORS, PROSE, _post_date, site_pages
 from test_pipeline import check_all_items_reached_the_feed, close
 
 N = 10
@@ -49,6 +49,27 @@ def test_the_site_model_gives_every_page_its_own_byline_where_the_page_alone_doe
         assert not any(right(m, i) for i, m in enumerate(alone)), mode
         # what the site model leaves to the page (language, no site name stated) is the page's
         assert all(r.metadata["language"] == "en" and r.metadata["site_name"] is None for r in results)
+
+
+def test_a_byline_that_neighbouring_posts_share_is_still_the_page_s_author():
+    # Tips 4-7 of 20 are neighbours in URL order, all by one author: their
+    # byline is a subtree three neighbour pairs share, which cleaning
+    # removes. The site's template is shared by most pairs (the sidebar's
+    # editor is no author); their author is theirs.
+    authors = ["Marta Kowalski", "Daniel Okafor", "Priya Raman", "Lena Fischer"]
+    pages = []
+    for i in range(20):
+        author = "Sam Hughes" if 4 <= i < 8 else authors[i % 4]
+        pages.append((f"https://garden.example/tips/{i:02d}.html", f"""<html lang="en"><head>
+<title>Tip {i} | Garden</title></head><body><nav><a href="/">Home</a> <a href="/tips">Tips</a></nav>
+<main><article><h1>Garden tip number {i}</h1><p class="byline">By {author}</p>
+<p>{PROSE} Tip {i} is about the {['roses', 'beans', 'ponds', 'lawns'][i % 4]}.</p><p>{PROSE}</p></article></main>
+<aside><p class="author">Edited by Site Owner</p><p>Seasonal tips every fortnight.</p></aside>
+<footer><p>All rights reserved.</p></footer></body></html>"""))
+    for mode in ("content", "boilerplate"):
+        model, results = fit_and_clean(pages, mode=mode, metadata=True)
+        got = [r.metadata["author"] for r in results]
+        assert got == [a if not 4 <= i < 8 else "Sam Hughes" for i, a in enumerate(authors * 5)], mode
 
 
 def test_without_metadata_nothing_is_read():
