@@ -13,7 +13,7 @@ from twisted.internet import reactor
 from twisted.web.server import Site
 
 from crawling import Pages, crawl
-from sitegen import KINDS, typed_page
+from sitegen import KINDS, _template, typed_page
 from test_pipeline import check_all_items_reached_the_feed, close
 
 PAGES_A_KIND = 4
@@ -90,3 +90,39 @@ async def test_every_kind_of_page_keeps_its_own_content_and_structure(tmp_path, 
     kinds = {"/" + i["url"].split("/", 3)[3]: i for i in items}
     listing = kinds["/listing/1.html"]
     assert lxml_html.fromstring(listing["clean_html"]).xpath("count(//ul/li/h2/a[@href])") == 6
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_short_list_of_products_shaped_like_the_footer_s_list_stays(tmp_path):
+    """A shop's index lists two products as ``<ul><li><a>``, the shape of the
+    footer's list of two links on every page. Matched by shape alone, the
+    shop's list was template on every page it was on (a new user's garden
+    shop lost its products); matched by shape where it stands, it stays."""
+    import random
+
+    pages = {}
+    for kind in KINDS:
+        for i in range(PAGES_A_KIND):
+            url, html = typed_page(kind, "shop.test", i)
+            pages[url.split("shop.test", 1)[1]] = html
+    products = ["Drip Irrigation Kit 500", "Irrigation Controller IC-4"]
+    main = ("<h1>Shop</h1><p>Tools and kits we use in our own trial gardens.</p><ul>"
+            + "".join(f'<li><a href="/product/{k}.html">{name}</a></li>' for k, name in enumerate(products))
+            + "</ul>")
+    pages["/listing/shop.html"] = _template("shop.test", "Shop", main, random.Random(1))
+    links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in sorted(pages))
+    pages["/"] = f"<html><body><ul>{links}</ul></body></html>"
+    port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
+    try:
+        crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"], DEBOILER_MIN_PAGES=5,
+                                     DEBOILER_MODE="boilerplate",
+                                     spider_kwargs={"follow": "/(" + "|".join(KINDS) + ")/"})
+    finally:
+        close(port)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == len(KINDS) * PAGES_A_KIND + 1
+    (shop,) = [i for i in items if i["url"].endswith("/listing/shop.html")]
+    assert shop["deboiler"]["status"] == "cleaned" and shop["deboiler"]["model"] == "fitted"
+    assert all(name in shop["clean_text"] for name in products), shop["clean_text"]
+    for item in items:
+        assert "Terms of use" not in item["clean_text"] and "Privacy policy" not in item["clean_text"]
