@@ -193,6 +193,12 @@ def _read(g: tuple, order: str, month_first: bool) -> str | None:
     return _day(y, a, b)
 
 
+#: A date written year first with the month's name: Highwire's and PubMed's
+#: ``citation_publication_date`` ("2023 Jan 7"), read in ``iso_day`` only
+#: (a page's text writes a year first before other things).
+_YEAR_FIRST = re.compile(r"(\d{4})\s+" + _MONTH + r"\s+(\d{1,2})$")
+
+
 def iso_day(value: str, month_first: bool = False) -> str | None:
     """The day a machine-readable date states (``2024-03-05T10:00:00+01:00``
     is the 5th: the day where it was written, not in UTC), or the first
@@ -206,6 +212,9 @@ def iso_day(value: str, month_first: bool = False) -> str | None:
             return day
     if value.isdigit() and len(value) in (10, 13):  # a Unix timestamp (seconds or ms)
         return None  # no time zone: the day is a guess
+    m = _YEAR_FIRST.match(_fold(value))
+    if m and m.group(2) in _MONTHS:
+        return _day(int(m.group(1)), _MONTHS[m.group(2)], int(m.group(3)))
     found = find_days(value[:200], month_first, limit=1)
     return found[0][1] if found else None
 

@@ -41,7 +41,7 @@ _META = {
         "dc.date.created", "dcterms.date", "dcterms.created", "dcterms.issued", "citation_publication_date",
         "citation_date", "citation_online_date", "parsely-pub-date", "sailthru.date", "article.published",
         "article_date_original", "originalpublicationdate", "bt:pubdate", "pub_date", "datecreated",
-        "rnews:datepublished", "displaydate", "release_date", "og:release_date", "created",
+        "rnews:datepublished", "displaydate", "release_date", "og:release_date", "created", "published",
     ),
     "modified": (
         "article:modified_time", "og:article:modified_time", "og:updated_time", "article:modified",

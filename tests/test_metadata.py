@@ -183,6 +183,17 @@ def test_machine_dates_and_urls():
     assert url_day("https://x.example/2024/03/05/slug") == "2024-03-05"
     assert url_day("https://x.example/articles/2025-12-15+Rust") == "2025-12-15"
     assert url_day("https://x.example/2024/13/05/slug") is None
+    # Highwire's and PubMed's citation dates, year first with the month's name.
+    assert iso_day("2023 Jan 7") == "2023-01-07" and iso_day("2024 June 30") == "2024-06-30"
+    assert iso_day("2024 Jun 31") is None and iso_day("2024 Foo 3") is None
+
+
+def test_a_publication_date_in_a_meta_named_published_or_a_citation():
+    body = "<body><article><h1>Data tools</h1><p>" + PROSE * 2 + "</p></article></body></html>"
+    page = '<html><head><meta name="published" content="July 17, 2025"></head>' + body
+    assert meta_of(page, "https://blog.example.com/tools")["published"] == "2025-07-17"
+    page = '<html><head><meta name="citation_publication_date" content="2023 Jan 7"></head>' + body
+    assert meta_of(page, "https://journal.example.org/articles/1")["published"] == "2023-01-07"
 
 
 def test_a_date_beside_the_headline_without_markup():
