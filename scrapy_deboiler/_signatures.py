@@ -8,8 +8,9 @@ Two kinds, both 64-bit hex digests (blake2b):
   plus the digests of the subtrees below it, so a page costs O(text), not
   O(text x depth) as deboiler's string representation does.
 * **template** signatures: the tag structure alone of link-dense subtrees
-  (menus, "top stories", related links). Their links change from page to
-  page, so their content never matches, but their shape does.
+  (menus, "top stories", related links), with the tags of their nearest
+  ancestors. Their links change from page to page, so their content never
+  matches, but their shape where they stand does.
 """
 
 from __future__ import annotations
@@ -268,7 +269,9 @@ def sign_tree_py(root: etree._Element, scheme: SignatureScheme = DEFAULT_SCHEME)
     piece(C)   = CHILD sig(C) when C is signed, else content(C) CLOSE
     sig(E)     = blake2b-64(content(E)), when E is a candidate holding text
     Template signatures hash shape(E) the same way with tags only, under
-    another blake2b personalisation, and sign E when it is link-dense.
+    another blake2b personalisation, and sign E when it is link-dense: its
+    shape's digest with the tags of its ``template_context`` nearest
+    ancestors (``_in_context``).
     """
     candidates = scheme.candidates
     reach = scheme.template_context
