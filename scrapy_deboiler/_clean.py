@@ -465,15 +465,15 @@ def clean_page(
                 title = page_title(page.root, page.url)
             else:  # the model took template only: a page of nav and a line
                 fallback = ""
+        meta = None
+        if metadata:  # before Markdown's content_tree prunes the tree it reads (its <head> too)
+            meta = _guarded(page, lambda: page_metadata(page.root, page.url, text, meta_template if dropped else set(),
+                                                        model.metadata_hints if model is not None else None,
+                                                        blocks=seen, read=read_of(page), languages=languages))
         md = ""
         if kept is not None:
             links = absolute_links(page.root, page.url)  # before content_tree prunes the <head>
             md = tree_markdown(content_tree(page.root, set(kept), set(dropped), _is_hidden), links)
-        meta = None
-        if metadata:
-            meta = _guarded(page, lambda: page_metadata(page.root, page.url, text, meta_template if dropped else set(),
-                                                        model.metadata_hints if model is not None else None,
-                                                        blocks=seen, read=read_of(page), languages=languages))
         return CleanResult(text, html if want_html else "", removed, list(page.notes), comments,
                            removed_blocks=blocks, markdown=md, title=title, fallback=fallback, model_share=share,
                            metadata=meta)

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from scrapy_deboiler import FitParams, Page, SiteModel
+from scrapy_deboiler import FitParams, Page, SiteModel, clean_page
 from scrapy_deboiler._clean import boilerplate_of
 from scrapy_deboiler._dates import find_days, iso_day, url_day, yearless_date
 from scrapy_deboiler._language import LanguageBatch, identifier_available, normalize_tag, page_language
@@ -186,6 +186,28 @@ def test_machine_dates_and_urls():
     # Highwire's and PubMed's citation dates, year first with the month's name.
     assert iso_day("2023 Jan 7") == "2023-01-07" and iso_day("2024 June 30") == "2024-06-30"
     assert iso_day("2024 Jun 31") is None and iso_day("2024 Foo 3") is None
+
+
+def test_markdown_leaves_the_metadata_as_it_is():
+    # Markdown prunes the page's tree to what was kept (its <head> too):
+    # the metadata, read after it, lost everything the <head> states.
+    head = ('<html lang="de"><head><title>Verkehr | Stadtblatt</title>'
+            '<meta property="og:site_name" content="Stadtblatt"><meta name="description" content="Neue Radwege.">'
+            '<link rel="canonical" href="https://stadt.example/verkehr"><script type="application/ld+json">'
+            '{"@type": "NewsArticle", "author": {"@type": "Person", "name": "Anna Weber"}, '
+            '"datePublished": "2025-03-12T08:00:00+01:00"}</script></head>')
+    pages = [(f"https://stadt.example/verkehr/{i}", head + f"<body><nav><a href='/'>Start</a> <a href='/a'>Archiv</a>"
+              f"</nav><article><h1>Neue Radwege {i}</h1><p>{PROSE}</p><p>{PROSE} {i}</p></article>"
+              "<footer><p>Impressum und Datenschutz</p></footer></body></html>") for i in range(4)]
+    model = SiteModel.fit(Page(h, u) for u, h in pages)
+    for mode in ("content", "boilerplate"):
+        for site_model in (None, model):
+            url, html = pages[1]
+            plain = clean_page(Page(html, url), site_model, mode=mode, metadata=True).metadata
+            both = clean_page(Page(html, url), site_model, mode=mode, metadata=True, markdown=True)
+            assert both.metadata == plain and both.markdown, (mode, site_model)
+            assert plain["site_name"] == "Stadtblatt" and plain["author"] == "Anna Weber"
+            assert plain["published"] == "2025-03-12" and plain["canonical_url"] == url.rsplit("/", 1)[0]
 
 
 def test_a_publication_date_in_a_meta_named_published_or_a_citation():
