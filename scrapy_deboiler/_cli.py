@@ -303,6 +303,9 @@ def _texts(path: str, id_field: str, text_field: str) -> dict[str, str]:
 
 def _show(args: argparse.Namespace) -> int:
     url, html = args.url or "", None
+    if is_archive(args.page):
+        raise ValueError(f"{args.page}: show takes one page (an HTML file, or JSON Lines whose first record is "
+                         "shown), not a crawl archive: clean the archive with --markdown, or save the page first")
     if args.page.endswith((".jsonl", ".jsonl.gz", ".json")):
         with open_text(args.page, "r") as f:
             record = json.loads(f.readline() or "null")

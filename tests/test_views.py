@@ -149,6 +149,12 @@ def test_show_and_inspect_name_what_is_missing_or_wrong(tmp_path, capsys):
     assert main(["show", str(src), "--signatures", str(tmp_path / "sigs"), "-o", str(tmp_path / "v.html")]) == 2
     assert "give the page's --url (or --domain)" in capsys.readouterr().err
     assert not (tmp_path / "v.html").exists()
+    # An archive is no page: said so, not "binary: gzip content".
+    archive = tmp_path / "crawl.warc.gz"
+    archive.write_bytes(gzip.compress(b"WARC/1.0\r\n"))
+    assert main(["show", str(archive), "--url", "http://shop.example/", "--signatures", str(tmp_path / "sigs"),
+                 "-o", str(tmp_path / "v.html")]) == 2
+    assert "not a crawl archive" in capsys.readouterr().err
     packed = tmp_path / "sig.json.gz"
     packed.write_bytes(gzip.compress(store.path("shop.example").read_bytes()))
     assert main(["inspect", str(packed)]) == 2
