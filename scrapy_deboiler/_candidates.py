@@ -164,6 +164,11 @@ NEAR_BEFORE = 3
 NEAR_CHARS = 1500
 
 
+_SUBHEADS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+#: Headings of one level just after the headline that make it a list.
+LIST_HEADINGS = 3
+
+
 def _near_headline(blocks: list, at: int, month_first: bool) -> tuple[str, bool] | None:
     """The first date written just after the page's headline, ``blocks[at]``
     (else just before it), where no element says it is a date: "Dec 17,
@@ -176,7 +181,14 @@ def _near_headline(blocks: list, at: int, month_first: bool) -> tuple[str, bool]
     the ``<h1>``, write its date beside that heading (WCXB dev: 3 more
     pages' dates right, 4 more pages without a gold date given one, 15.1
     to 15.5 %)."""
-    text = "\n".join(b.text for b in blocks[at + 1:at + 1 + NEAR_AFTER])[:NEAR_CHARS]
+    after = blocks[at + 1:at + 1 + NEAR_AFTER]
+    # A date under the first of a run of headings is that entry's (a
+    # listing's first, under the category's <h1>), not the headline's.
+    tags = [getattr(b, "tag", None) or b.element.tag for b in after]
+    cut = next((k for k, t in enumerate(tags) if t in _SUBHEADS), len(after))
+    if cut == len(after) or tags.count(tags[cut]) < LIST_HEADINGS:
+        cut = len(after)
+    text = "\n".join(b.text for b in after[:cut])[:NEAR_CHARS]
     days = find_days(text, month_first, limit=1)
     if not days:
         text = "\n".join(b.text for b in blocks[max(0, at - NEAR_BEFORE):at])[-NEAR_CHARS:]

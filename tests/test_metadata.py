@@ -224,6 +224,20 @@ def test_a_date_beside_the_headline_without_markup():
     assert meta_of(html, "https://blog.example.com/small")["published"] == "2025-12-16"
 
 
+def test_a_listing_s_first_entry_dates_no_page_but_a_subtitle_does_not_hide_the_date():
+    # Under a category's <h1>, the first teaser's date is that teaser's.
+    teasers = "".join(f"<div class='teaser'><h2><a href='/a/{k}'>Landtag debattiert Thema {k}</a></h2>"
+                      f"<p class='teaser-meta'>{k + 20}. März 2025 · Sabine Krüger</p><p>{PROSE}</p></div>"
+                      for k in range(4))
+    listing = f"<html lang='de'><body><main><h1>Politik</h1><p>Aktuelle Nachrichten.</p>{teasers}</main></body></html>"
+    assert meta_of(listing, "https://zeitung.example/kategorie/politik?page=2")["published"] is None
+    # An article's one subtitle under its headline: its date is still found.
+    article = ("<html><body><article><h1>Small adventures with small models</h1><h2>What a laptop can do</h2>"
+               "<p>December 16, 2025</p><p>" + PROSE * 2 + "</p><h2>Results</h2><p>" + PROSE + "</p>"
+               "</article></body></html>")
+    assert meta_of(article, "https://blog.example.com/small")["published"] == "2025-12-16"
+
+
 def test_a_date_beside_a_headline_that_is_no_h1():
     # The theme keeps the site's logo in the <h1> and titles the post with an <h2>
     # (the <title>'s words): the date under the <h2> is the post's.
