@@ -180,7 +180,8 @@ def _near_headline(blocks: list, at: int, month_first: bool) -> tuple[str, bool]
     themes that title a post with an ``<h2>``, or keep the site's logo in
     the ``<h1>``, write its date beside that heading (WCXB dev: 3 more
     pages' dates right, 4 more pages without a gold date given one, 15.1
-    to 15.5 %)."""
+    to 15.5 %). Not past the first of a run of ``LIST_HEADINGS`` headings
+    of one level: a listing's first entry dated its category page."""
     after = blocks[at + 1:at + 1 + NEAR_AFTER]
     # A date under the first of a run of headings is that entry's (a
     # listing's first, under the category's <h1>), not the headline's.

@@ -329,8 +329,8 @@ META_TEMPLATE_SHARE = 0.25
 
 
 def site_wide(signed: SignedTree, entries: list[int], model: SiteModel) -> list[int]:
-    """The entries whose subtree most of the site's pages share, as the
-    metadata's template. Cleaning removes a subtree two neighbour pairs
+    """The entries whose subtree a quarter or more of the model's
+    neighbour pairs share, as the metadata's template. Cleaning removes a subtree two neighbour pairs
     share; a byline does that when a run of neighbouring posts has one
     author ("By Sam Hughes" on four quick tips of twenty pages), and the
     author was lost with it. A box of other posts' dates and authors is on
