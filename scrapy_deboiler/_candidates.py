@@ -190,14 +190,21 @@ def _near_headline(blocks: list, at: int, month_first: bool) -> tuple[str, bool]
     if cut == len(after) or tags.count(tags[cut]) < LIST_HEADINGS:
         cut = len(after)
     text = "\n".join(b.text for b in after[:cut])[:NEAR_CHARS]
-    days = find_days(text, month_first, limit=1)
+    days = find_days(text, month_first, limit=2)
     if not days:
         text = "\n".join(b.text for b in blocks[max(0, at - NEAR_BEFORE):at])[-NEAR_CHARS:]
-        days = find_days(text, month_first, limit=1)
+        days = find_days(text, month_first, limit=2)
     if not days:
         return None
     pos, day = days[0]
-    label = text[max(0, pos - 30):pos].rsplit("\n", 1)[-1]
-    return day, bool(_MODIFIED_LABEL.search(label))
+    if not _MODIFIED_LABEL.search(text[max(0, pos - 30):pos].rsplit("\n", 1)[-1]):
+        return day, False
+    if len(days) > 1:
+        # "Updated April 3, 2025 · Published March 12, 2025": the line's
+        # other date, not labelled a change, is the publication.
+        pos2, day2 = days[1]
+        if "\n" not in text[pos:pos2] and not _MODIFIED_LABEL.search(text[max(pos, pos2 - 30):pos2]):
+            return day2, False
+    return day, True
 
 

@@ -238,6 +238,20 @@ def test_a_listing_s_first_entry_dates_no_page_but_a_subtitle_does_not_hide_the_
     assert meta_of(article, "https://blog.example.com/small")["published"] == "2025-12-16"
 
 
+def test_a_line_that_gives_the_update_first_gives_the_publication_too():
+    prose = ("Le conseil municipal a voté le budget pour la nouvelle année, après un long débat sur les écoles "
+             "et les routes de la ville. ") * 3
+    for line, day in [("Mis à jour le 3 avril 2025 · Publié le 12 mars 2025", "2025-03-12"),
+                      ("Aktualisiert am 3. April 2025, erstmals veröffentlicht am 12. März 2025", "2025-03-12"),
+                      ("Updated April 3, 2025 · Published March 12, 2025", "2025-03-12"),
+                      ("Published March 12, 2025 · Updated April 3, 2025", "2025-03-12"),
+                      # Only a change: that day, as before; a date further down is no publication.
+                      ("Updated April 3, 2025", "2025-04-03")]:
+        html = (f"<html><body><article><h1>Le budget est voté</h1><p>{line}</p><p>{prose}</p>"
+                "<p>Le vote du 20 mars 2025 a suivi.</p></article></body></html>")
+        assert meta_of(html, "https://journal.example/budget")["published"] == day, line
+
+
 def test_a_date_beside_a_headline_that_is_no_h1():
     # The theme keeps the site's logo in the <h1> and titles the post with an <h2>
     # (the <title>'s words): the date under the <h2> is the post's.
