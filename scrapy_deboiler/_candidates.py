@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from ._block import _TableBlock
 from ._bylines import _MODIFIED_LABEL, _attr, place_elements, read_elements
 from ._content import page_blocks, title_text
 from ._dates import find_days, iso_day, url_day
@@ -185,7 +186,7 @@ def _near_headline(blocks: list, at: int, month_first: bool) -> tuple[str, bool]
     after = blocks[at + 1:at + 1 + NEAR_AFTER]
     # A date under the first of a run of headings is that entry's (a
     # listing's first, under the category's <h1>), not the headline's.
-    tags = [getattr(b, "tag", None) or b.element.tag for b in after]
+    tags = [b.tag if type(b) is _TableBlock else b.element.tag for b in after]
     cut = next((k for k, t in enumerate(tags) if t in _SUBHEADS), len(after))
     if cut == len(after) or tags.count(tags[cut]) < LIST_HEADINGS:
         cut = len(after)

@@ -142,7 +142,8 @@ class DeboilerSpiderMiddleware(BaseSpiderMiddleware):
             if _lacks(held):
                 html, _ = self._html(response)  # its notes go to the pipeline with it (``handoff``)
                 adapter[self.html_field] = html
-            elif (held is response.text and lossy_decoding(response.body, held, response.encoding)
+            elif (isinstance(held, str) and held is response.text  # not a decoding for bytes
+                  and lossy_decoding(response.body, held, response.encoding)
                   and binary_kind(response.body) is None):
                 # The spider's own ``html=response.text`` (Scrapy caches the
                 # string) that lost the page's characters (a server declaring
