@@ -253,6 +253,8 @@ def _inspect(path: str, as_json: bool) -> int:
         "signatures": len(model.support),
         "provisional": (f"yes: fitted on {len(model.page_keys)} pages so far, learning until "
                         "it has DEBOILER_MIN_PAGES") if model.provisional else "no",
+        # Provisional, or DEBOILER_LEARN: pages it has seen add nothing when crawled again
+        "pages_seen": len(model.page_keys),
         "threshold": model.threshold,
         "boilerplate": len(model.boilerplate),
         "support": {str(k): hist[k] for k in sorted(hist)},

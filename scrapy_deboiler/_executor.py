@@ -455,7 +455,7 @@ class ProcessCleaner:
         key = id(model)
         shipped = self._shipped.get(key)
         if shipped is None:
-            shipped = self._shipped[key] = _Shipped(next(self._tokens), model_to_json("", model))
+            shipped = self._shipped[key] = _Shipped(next(self._tokens), model_to_json("", model, keys=False))
             weakref.finalize(model, self._forget, key, shipped.token)
         return shipped
 

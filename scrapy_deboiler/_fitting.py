@@ -18,7 +18,7 @@ from ._model import SiteModel
 from ._pipeline_state import PipelineBase, _HeldPage, _Site
 from ._redis import unpack_signatures
 from ._releasing import _RELEASED_EARLY
-from ._provisional import fitted_is_provisional
+from ._provisional import fitted_is_provisional, remembers
 from ._workplace import sign_with_summary
 
 __all__ = ["Fitting"]
@@ -32,10 +32,11 @@ class Fitting(PipelineBase):
     def _fitted(self, site: _Site, model: SiteModel, keys: frozenset[str]) -> None:
         """A model fitted here on the pages ``keys`` becomes the site's:
         provisional when they are fewer than DEBOILER_MIN_PAGES, or when the
-        site is pooled (the cluster's model is to replace it). It is saved
-        once those pages are cleaned (``_save_fitted``)."""
+        site is pooled (the cluster's model is to replace it). It keeps the
+        keys of its pages while provisional or learning (``remembers``). It
+        is saved once those pages are cleaned (``_save_fitted``)."""
         model.provisional = fitted_is_provisional(len(keys), self.min_pages, site.hold.pooled and self.redis_up)
-        if model.provisional:
+        if remembers(model, self.learn):
             model.page_keys = keys
         site.model, site.source = model, "fitted"
         self._inc("sites_fitted")

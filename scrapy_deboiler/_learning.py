@@ -11,10 +11,17 @@ from ._pipeline_state import PipelineBase, _Site
 from ._pagekey import pooled_key
 from ._provisional import complete
 from ._redis import pack_signatures, unpack_signatures
+from ._store import MAX_PAGE_KEYS
 
 __all__ = ["Learning"]
 
 logger = logging.getLogger(__name__)
+
+
+def _seen(model: SiteModel, key: str, url: str) -> bool:
+    """Whether the model has seen the page: its key (URL and content), or
+    its URL alone for a model fitted on a Redis pool."""
+    return key in model.page_keys or pooled_key(url.split("#", 1)[0]) in model.page_keys
 
 
 class Learning(PipelineBase):
@@ -24,7 +31,7 @@ class Learning(PipelineBase):
     def _absorb(self, site: _Site, key: str, url: str, sigs: frozenset[str]) -> None:
         """A cleaned page's signatures: evidence for a provisional model
         until it has seen DEBOILER_MIN_PAGES pages, then (DEBOILER_LEARN)
-        for extending a finished one."""
+        for extending a finished one; a page the model has seen adds nothing."""
         model = site.model
         if model is None:
             return
@@ -32,15 +39,15 @@ class Learning(PipelineBase):
             self._offer(site, url, sigs)
             return
         if model.provisional:
-            # A model fitted on a Redis pool keys its pages by URL alone.
-            if key in model.page_keys or key in site.pending_keys or (
-                    pooled_key(url.split("#", 1)[0]) in model.page_keys):
+            if _seen(model, key, url) or key in site.pending_keys:
                 return
             site.pending.append((url, sigs))
             site.pending_keys.add(key)
             if len(model.page_keys) + len(site.pending_keys) >= self.min_pages:
                 self._complete(site)
-        elif self.learn and key not in site.learned_keys:
+        elif self.learn and key not in site.learned_keys and not _seen(model, key, url):
+            if len(model.page_keys) + len(site.learned_keys) >= MAX_PAGE_KEYS:
+                return  # a million pages of evidence: enough
             site.learned.append((url, sigs))
             site.learned_keys.add(key)
             if len(site.learned) >= self.min_pages:
@@ -83,7 +90,7 @@ class Learning(PipelineBase):
             return
         batch, site.pending = site.pending, []
         keys, site.pending_keys = site.pending_keys, set()
-        model = complete(site.model, batch, keys, self.min_pages)
+        model = complete(site.model, batch, keys, self.min_pages, self.learn)
         if not model.provisional:
             self._inc("sites_completed")
             self._site_log("deboiler: %s: provisional model completed on %d pages: %d boilerplate "
@@ -98,9 +105,11 @@ class Learning(PipelineBase):
         save it. Counting shared signatures of a few pages takes about a
         millisecond, so it runs here, on a copy that is then swapped in."""
         batch, site.learned = site.learned, []
-        site.learned_keys = set()
+        keys, site.learned_keys = site.learned_keys, set()
         assert site.model is not None
-        site.model = site.model.with_params().update(batch)
+        model = site.model.with_params().update(batch)
+        model.page_keys = site.model.page_keys | keys  # a page crawled again adds nothing
+        site.model = model
         self._inc("sites_updated")
         self._save(site, site.model)
 

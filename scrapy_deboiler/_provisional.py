@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ._model import SiteModel
 
-__all__ = ["complete", "fitted_is_provisional", "read_as", "wants_pages"]
+__all__ = ["complete", "fitted_is_provisional", "read_as", "remembers", "wants_pages"]
 
 
 def fitted_is_provisional(pages: int, min_pages: int, pooled: bool) -> bool:
@@ -40,13 +40,23 @@ def wants_pages(model: SiteModel, learn: bool) -> bool:
 
 
 def complete(old: SiteModel, batch: list[tuple[str, frozenset[str]]], keys: set[str] | frozenset[str],
-             min_pages: int) -> SiteModel:
+             min_pages: int, learn: bool = False) -> SiteModel:
     """A provisional model extended by the pages ``batch`` (compared among
-    themselves, as DEBOILER_LEARN does; ``keys``: their page keys): finished,
-    with no page list, once it has seen ``min_pages`` distinct pages."""
+    themselves, as DEBOILER_LEARN does; ``keys``: their page keys): finished
+    once it has seen ``min_pages`` distinct pages, and then without its page
+    list unless it goes on learning (``learn``, ``remembers``)."""
     model = old.with_params().update(batch)
     model.page_keys = old.page_keys | keys
     model.provisional = len(model.page_keys) < min_pages
-    if not model.provisional:
+    if not model.provisional and not learn:
         model.page_keys = frozenset()
     return model
+
+
+def remembers(model: SiteModel, learn: bool) -> bool:
+    """Whether the model keeps the keys of the pages it has seen: while it
+    is provisional, and with DEBOILER_LEARN always, so a page crawled again
+    adds no evidence twice. Support counts neighbour pairs: a recrawl that
+    counted the same pairs again made what two neighbouring pages alone
+    share (a series' introduction) reach the threshold, and removed it."""
+    return learn or model.provisional

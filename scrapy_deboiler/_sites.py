@@ -11,7 +11,7 @@ from twisted.python.failure import Failure
 
 from ._model import SiteModel
 from ._pipeline_state import PipelineBase, _Site
-from ._provisional import read_as
+from ._provisional import read_as, remembers
 from ._redis import model_rank
 from ._report import SiteReport
 from ._store import SignatureFileError, SignatureStore
@@ -114,6 +114,8 @@ class Sites(PipelineBase):
 
     def _use_file(self, site: _Site, model: SiteModel) -> None:
         read_as(model, self.min_pages)
+        if not remembers(model, self.learn):
+            model.page_keys = frozenset()  # what a learning crawl saved: not needed here
         site.model, site.source = model, "file"
         self._inc("sites_reused")
         if model.provisional:

@@ -40,7 +40,8 @@ FORMAT = "scrapy-deboiler-signatures"
 #: releases refuse such a file and fit the site again.
 FORMAT_VERSION = 3
 _VERSIONS = (1, 2, 3)
-#: At most this many page keys in a provisional file.
+#: At most this many page keys in a file: a provisional model's, or one
+#: that learns (DEBOILER_LEARN stops adding pages to a model that has them).
 MAX_PAGE_KEYS = 1_000_000
 _PAGE_KEY = re.compile(r"[0-9a-f]{16}\Z")
 #: Files larger than this are refused before they are read.
@@ -111,8 +112,10 @@ def _created() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
 
 
-def model_to_json(domain: str, model: SiteModel) -> dict:
-    """The document a signature file holds (see README, "Signature files")."""
+def model_to_json(domain: str, model: SiteModel, keys: bool = True) -> dict:
+    """The document a signature file holds (see README, "Signature files").
+    ``keys``: False leaves out the pages a learning model remembers
+    (``seen``): what worker processes are sent to clean with it."""
     from . import __version__
 
     doc = {
@@ -129,6 +132,8 @@ def model_to_json(domain: str, model: SiteModel) -> dict:
     }
     if model.provisional:
         doc["provisional"] = {"page_keys": sorted(model.page_keys)}
+    elif model.page_keys and keys:  # DEBOILER_LEARN: older readers skip it
+        doc["seen"] = {"page_keys": sorted(model.page_keys)}
     if model.metadata_hints:
         doc["metadata"] = model.metadata_hints.to_json()
     return doc
@@ -253,19 +258,12 @@ def model_from_json(doc: object, path: str | os.PathLike = "<data>") -> tuple[st
     for sig, n in sigs.items():
         if not _SIGNATURE.match(sig) or type(n) is not int or n < 1:
             raise SignatureFileError(path, f"bad signature entry {sig[:40]!r}: {n!r}"[:120])
-    provisional = False
-    keys: frozenset[str] = frozenset()
-    if "provisional" in doc:
-        prov = doc["provisional"]
-        if version < 2:
-            raise SignatureFileError(path, "'provisional' needs format version 2")
-        if not isinstance(prov, dict) or not isinstance(prov.get("page_keys"), list):
-            raise SignatureFileError(path, "'provisional' must be an object with a 'page_keys' list")
-        raw = prov["page_keys"]
-        if len(raw) > MAX_PAGE_KEYS or not all(isinstance(k, str) and _PAGE_KEY.match(k) for k in raw):
-            raise SignatureFileError(path, "bad 'page_keys': expected up to "
-                                           f"{MAX_PAGE_KEYS} strings of 16 hex digits")
-        provisional, keys = True, frozenset(raw)
+    provisional = "provisional" in doc
+    if provisional and version < 2:
+        raise SignatureFileError(path, "'provisional' needs format version 2")
+    if provisional and "seen" in doc:
+        raise SignatureFileError(path, "'provisional' and 'seen' both list pages: one at most")
+    keys = _page_keys(doc, "provisional" if provisional else "seen", path)
     hints = None
     if "metadata" in doc:
         if version < 3:
@@ -285,6 +283,20 @@ def model_from_json(doc: object, path: str | os.PathLike = "<data>") -> tuple[st
         metadata_hints=hints,
     )
     return domain, model
+
+
+def _page_keys(doc: dict, name: str, path: str | os.PathLike) -> frozenset[str]:
+    """The page keys under ``doc[name]`` (``{"page_keys": [...]}``), if any."""
+    if name not in doc:
+        return frozenset()
+    held = doc[name]
+    if not isinstance(held, dict) or not isinstance(held.get("page_keys"), list):
+        raise SignatureFileError(path, f"{name!r} must be an object with a 'page_keys' list")
+    raw = held["page_keys"]
+    if len(raw) > MAX_PAGE_KEYS or not all(isinstance(k, str) and _PAGE_KEY.match(k) for k in raw):
+        raise SignatureFileError(path, "bad 'page_keys': expected up to "
+                                       f"{MAX_PAGE_KEYS} strings of 16 hex digits")
+    return frozenset(raw)
 
 
 def load_model(path: str | os.PathLike, domain: str | None = None) -> SiteModel:

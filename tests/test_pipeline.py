@@ -1,7 +1,10 @@
 """Real crawls against local servers, the pipeline and middleware on."""
 
+import json
 import logging
 import os
+import subprocess
+import sys
 
 import pytest
 import pytest_twisted
@@ -101,8 +104,53 @@ async def test_learning_updates_known_sites(tmp_path):
     check_all_items_reached_the_feed(crawler, items)
     assert stat(crawler, "deboiler/sites_updated") >= 1
     (name,) = os.listdir(tmp_path / "signatures")
-    import json
     assert json.loads((tmp_path / "signatures" / name).read_text())["pages"] == 17  # 5 fitted, then 12 learned
+
+
+SERIES = ("This is the second half of our two-part series on harbour lanterns; read both parts for the "
+          "whole story of the copper beacons and the keepers who lit them.")
+
+
+def _series(html: str) -> str:
+    """Pages 3 and 4, neighbours by URL, open with a note no other page has."""
+    if 'class="page-3"' in html or 'class="page-4"' in html:
+        byline = '<p class="byline">By Staff Writer</p>'
+        return html.replace(byline, f'{byline}<p class="series">{SERIES}</p>')
+    return html
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_learning_model_counts_a_page_crawled_again_once(tmp_path):
+    """DEBOILER_LEARN, crawl after crawl of one site: a page seen before
+    adds nothing, so what two neighbouring pages alone share stays under the
+    threshold however often they are crawled; new pages are learned. Each
+    recrawl counted the same neighbour pairs again: the series' note, one
+    pair's, reached the threshold and was removed from both pages."""
+    a, pa = serve_site(14, "alpha", transform=_series)
+    try:
+        # The first crawl finds pages 0-11; the later ones 12 and 13 too.
+        await crawl(tmp_path, [a], spider_kwargs={"follow": r"/articles/00(0\d|1[01])\.html"},
+                    DEBOILER_LEARN=True, DEBOILER_MIN_PAGES=12)
+        runs = []
+        for _ in range(2):
+            (tmp_path / "items.jsonl").unlink()
+            runs.append(await crawl(tmp_path, [a], DEBOILER_LEARN=True, DEBOILER_MIN_PAGES=12))
+    finally:
+        close(pa)
+    for crawler, items in runs:
+        check_all_items_reached_the_feed(crawler, items)
+        assert len(items) == 14 and all(i["deboiler"]["model"] == "file" for i in items)
+        series = [i for i in items if i["url"].endswith(("/0003.html", "/0004.html"))]
+        assert len(series) == 2 and all(SERIES in i["clean_text"] for i in series)
+        assert all("Privacy policy" not in i["clean_text"] for i in items)
+    assert stat(runs[0][0], "deboiler/sites_updated") == 1  # pages 12 and 13, as the crawl ended
+    assert stat(runs[1][0], "deboiler/sites_updated") == 0
+    (name,) = os.listdir(tmp_path / "signatures")
+    doc = json.loads((tmp_path / "signatures" / name).read_text())
+    assert doc["pages"] == 14 and len(doc["seen"]["page_keys"]) == 14 and "provisional" not in doc
+    shown = subprocess.run([sys.executable, "-m", "scrapy_deboiler", "inspect", "--json",
+                            str(tmp_path / "signatures" / name)], capture_output=True, text=True, check=True)
+    assert json.loads(shown.stdout)["pages_seen"] == 14
 
 
 @pytest_twisted.ensureDeferred

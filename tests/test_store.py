@@ -9,6 +9,7 @@ from scrapy_deboiler._store import (
     SignatureStore,
     dump_model,
     load_model,
+    model_to_json,
     site_filename,
 )
 from sitegen import site_pages
@@ -121,6 +122,31 @@ def test_provisional_models_round_trip_as_version_2(tmp_path, model):
     doc = json.loads(path.read_text())
     assert doc["version"] == 1 and "provisional" not in doc
     assert store.load("a.example") == model and not model.provisional
+
+
+def test_a_learning_model_s_pages_round_trip_beside_any_version(tmp_path, model):
+    """A finished model that learns (DEBOILER_LEARN) keeps the keys of the
+    pages it has seen, in ``seen``: a version 1 file still, which releases
+    without ``seen`` read as before. Worker processes get the model without them."""
+    keys = frozenset(f"{i:016x}" for i in range(7))
+    learning = SiteModel(model.params, model.pages, model.pairs, model.skipped_pairs, dict(model.support),
+                         page_keys=keys)
+    doc = model_to_json("a.example", learning)
+    assert doc["version"] == 1 and doc["seen"] == {"page_keys": sorted(keys)} and "provisional" not in doc
+    assert "seen" not in model_to_json("a.example", learning, keys=False)
+    path = dump_model("a.example", learning, tmp_path / "a.json")
+    loaded = load_model(path)
+    assert loaded == learning and loaded.page_keys == keys and not loaded.provisional
+    doc["provisional"] = doc["seen"]
+    doc["version"] = 2
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SignatureFileError, match="'provisional' and 'seen' both list pages"):
+        load_model(path)
+    del doc["provisional"]
+    doc["seen"] = {"page_keys": ["not a key"]}
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SignatureFileError, match="bad 'page_keys'"):
+        load_model(path)
 
 
 @pytest.mark.parametrize("change, message", [
