@@ -244,6 +244,10 @@ _PREFILTER_LEAD = {w.encode() for w in (
     "redakteur redacteur redactor yazar").split()}
 
 
+#: A form's controls: their words are choices ("Sort: By Review"), not bylines.
+_CONTROLS = frozenset(("option", "button", "label", "select", "textarea", "optgroup"))
+
+
 def _is_candidate(el: etree._Element) -> bool:
     cls = el.get("class")
     ident = el.get("id")
@@ -357,7 +361,7 @@ def read_elements(root: etree._Element, names: list[str], month_first: bool) -> 
                         day = days[0][1]
                         _add(out, order, el, places, f, day, "dom", "dom:")
         t = el.text
-        if t and len(t) < MAX_BYLINE_CHARS and _LEAD_START.match(t):
+        if t and len(t) < MAX_BYLINE_CHARS and tag not in _CONTROLS and _LEAD_START.match(t):
             txt = _seen_text(el) if txt is None else txt
             if txt and len(txt) <= MAX_BYLINE_CHARS:
                 who = clean_author(txt)
@@ -384,6 +388,8 @@ def place_elements(page: PageCandidates, records: list[tuple], template: set | f
         if kind == CANDIDATE:
             if not inside(el):
                 getattr(page, a).append(b)
+            elif a == "author":
+                page.shared_author.append(b)
         elif kind == HEADING:
             if h1 >= 0 and not inside(el):
                 page.headings.append(order)

@@ -25,12 +25,12 @@ from ._title import _is_site
 __all__ = ["PageRead", "page_candidates", "page_summary", "read_page"]
 
 #: The page's <head> parts.
-_HEAD_TAGS = ("html", "meta", "link", "script")
+_HEAD_TAGS = ("html", "meta", "link", "script", "title")
 
 
 def _head_parts(root: etree._Element) -> Iterator[etree._Element]:
-    """The document's ``<html>``, ``<meta>``, ``<link>`` and ``<script>``
-    elements in document order, those of the top-level elements beside
+    """The document's ``<html>``, ``<meta>``, ``<link>``, ``<script>`` and
+    ``<title>`` elements in document order, those of the top-level elements beside
     ``root`` too (a second ``<html>`` the parser makes of what follows
     ``</html>``): what the XPath ``//meta | //link | //script | //html``
     finds, in half its time (one walk in C against a union of four)."""
@@ -77,6 +77,9 @@ def read_page(root: etree._Element, url: str = "") -> PageRead:
         elif tag == "script":
             if _attr(el, "type").lower() == "application/ld+json" and el.text:
                 scripts.append(el.text)
+        elif tag == "title":
+            if "title" not in plain and el.text and not any(a.tag == "svg" for a in el.iterancestors()):
+                plain["title"] = el.text  # an <svg>'s <title> is a tooltip
         elif tag == "html":
             lang = el.get("lang") or el.get("{http://www.w3.org/XML/1998/namespace}lang")
             if lang and lang.strip():

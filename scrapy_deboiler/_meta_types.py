@@ -60,6 +60,10 @@ class PageCandidates:
     month_first: bool = False
     #: Positions of the ``<h2>`` and ``<h3>`` after the headline.
     headings: list[int] = field(default_factory=list)
+    #: Author candidates inside the template: a one-author site's byline
+    #: is the same on every page (``_choose_author`` takes one just below
+    #: the headline).
+    shared_author: list[Candidate] = field(default_factory=list)
 
     _days: set[str] | None = field(default=None, repr=False)
     _folded: str | None = field(default=None, repr=False)

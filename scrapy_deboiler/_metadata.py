@@ -60,6 +60,7 @@ from ._language import LanguageBatch, page_language
 from ._meta_text import _fold, _norm, clean_author, name_shaped
 from ._meta_types import _LEARNED, FIELDS, HINTS_VERSION, SOURCES, Candidate, MetadataHints, PageCandidates
 from ._structured import _ARTICLE_TYPES
+from ._title import site_of_title
 
 __all__ = [
     "FIELDS",
@@ -148,7 +149,13 @@ def _choose_author(page: PageCandidates, hints: MetadataHints | None, dated: boo
     ld = [c for c in cands if c.source == "ld"]
     if ld:
         return ld[0].value, "ld"
-    if byline is not None and (dated or (byline.source == "dom" and 0 <= byline.order - h1 <= BYLINE_NEAR)):
+    if byline is None and h1 >= 0:
+        # A one-author site: its byline, the same on every page, is template.
+        near = [c for c in page.shared_author if c.source in _ELEMENT_SOURCES and not c.aside
+                and 0 < c.order - h1 <= BYLINE_NEAR and c.key not in avoid]
+        if near:
+            byline = near[0]
+    if byline is not None and (dated or (byline.source in ("dom", "text") and 0 <= byline.order - h1 <= BYLINE_NEAR)):
         return byline.value, "byline:" + byline.source
     for source in ("meta", "ld-org", "site"):
         for c in cands:
@@ -307,7 +314,8 @@ def page_metadata(root: etree._Element, url: str = "", text: str | None = None,
     declared = plain.get("declared_language") or plain.get("meta_language") or plain.get("ld_language")
     if languages is None:
         out["language"] = page_language(page.text, declared)
-    out["site_name"] = _norm(plain.get("site_name") or plain.get("ld_site_name") or plain.get("ld_publisher")) or None
+    out["site_name"] = _norm(plain.get("site_name") or plain.get("ld_site_name") or plain.get("ld_publisher")
+                             or site_of_title(_norm(plain.get("title", "")), url) or "") or None
     out["canonical_url"] = _absolute(plain.get("canonical_url"), base)
     out["description"] = _norm(plain.get("description") or plain.get("ld_description")) or None
     out["image"] = _absolute(plain.get("image") or plain.get("ld_image"), base)

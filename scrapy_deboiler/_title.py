@@ -26,7 +26,7 @@ from ._hidden import _class_hides, _is_hidden
 # None when not built or switched off (_headings_py finds the same)
 from ._compiled import speedups as _speedups
 
-__all__ = ["page_title"]
+__all__ = ["page_title", "site_of_title"]
 
 #: Separators between a title's parts ("Headline | Section | Site").
 _SEPARATORS = re.compile(r"\s+(?:\||-|–|—|::|·|•|»|«|/|~|:)\s+|\s*(?:\|{1,2}|::|»|«|·|•)\s*")
@@ -141,6 +141,29 @@ def _is_site(part: str, names: list[str]) -> bool:
                 or (len(k) >= 5 and k in n) or (len(k) >= 4 and n.startswith(k)):
             return True
     return False
+
+
+#: Parts of a title that name a part of a site, not the site ("How to
+#: prune roses - Blog" on blog.example.com).
+_SECTION_KEYS = frozenset("blog news shop store docs help support forum forums community learn home en".split())
+
+
+def site_of_title(title: str, url: str) -> str | None:
+    """The site's name as ``<title>`` ends (or opens) with it, where the
+    host names it ("Ten steps to a floor | Tarkett" on tarkett.com): for
+    pages that state no name (no ``og:site_name``, no JSON-LD WebSite),
+    28 % of WCXB dev's."""
+    if not title or not _SEPARATOR_CHARS.search(title):
+        return None
+    names = _host_names(url)
+    parts = [p for p in (x.strip(_STRIP) for x in _SEPARATORS.split(title)) if p]
+    if len(parts) < 2 or not names:
+        return None
+    for part in (parts[-1], parts[0]):
+        k = _key(part)
+        if k and k not in _SECTION_KEYS and len(part) <= 60 and _is_site(part, names):
+            return _norm(part)
+    return None
 
 
 def _cut_site(title: str, names: list[str]) -> str:

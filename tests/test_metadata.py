@@ -118,6 +118,35 @@ def test_no_guess_on_a_shop_page():
     assert m["published"] is None
 
 
+def test_a_text_byline_under_the_headline_of_an_undated_page_and_no_menu_s_choice():
+    """"Par Marie Dupont" just below the headline is the author of a page
+    that shows no date; a sort menu's "By Review" is no byline."""
+    head = "<html lang='fr'><head><title>Tomates</title></head><body><main><article><h1>Cultiver des tomates</h1>"
+    m = meta_of(head + "<p>Par Marie Dupont</p><p>" + PROSE + "</p></article></main></body></html>",
+                "https://jardin.example/tomates")
+    assert m["author"] == "Marie Dupont" and m["published"] is None
+    m = meta_of(head + "<form><select><option>By Review</option><option>By Price</option></select></form><p>"
+                + PROSE + "</p></article></main></body></html>", "https://jardin.example/tomates")
+    assert m["author"] is None
+
+
+@pytest.mark.parametrize("title, url, metas, name", [
+    ("Ten steps to a great floor | Tarkett", "https://home.tarkett.co.uk/en_GB/steps", "", "Tarkett"),
+    ("Bogleheads.org • Investment strategy review", "https://www.bogleheads.org/forum/t=1", "", "Bogleheads.org"),
+    ("Turning off the LEDs - Raspberry Pi Forums", "https://forums.raspberrypi.com/viewtopic.php?t=3", "",
+     "Raspberry Pi Forums"),
+    ("How to prune roses - Blog", "https://blog.example.com/roses", "", None),  # a section, not the site
+    ("Ten steps to a great floor", "https://tarkett.com/steps", "", None),  # one part: a headline
+    ("Pruning roses | Green Fingers", "https://garden.example.net/roses", "", None),  # the host says nothing
+    ("Ten steps | Tarkett", "https://tarkett.com/steps", '<meta property="og:site_name" content="Tarkett UK">',
+     "Tarkett UK"),  # what the page states first
+])
+def test_the_site_s_name_from_the_title_where_the_host_names_it(title, url, metas, name):
+    html = f"<html><head><title>{title}</title>{metas}</head><body><svg><title>Menu</title></svg>" \
+           f"<h1>{title}</h1><p>{PROSE}</p></body></html>"
+    assert meta_of(html, url)["site_name"] == name
+
+
 def test_byline_words_and_names():
     assert clean_author("By Jane Doe | March 3, 2024") == "Jane Doe"
     assert clean_author("Written by Jane Doe on March 3, 2024") == "Jane Doe"

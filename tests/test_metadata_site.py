@@ -72,6 +72,33 @@ def test_a_byline_that_neighbouring_posts_share_is_still_the_page_s_author():
         assert got == [a if not 4 <= i < 8 else "Sam Hughes" for i, a in enumerate(authors * 5)], mode
 
 
+@pytest.mark.parametrize("dated", [True, False])
+def test_a_one_author_blog_s_byline_is_template_and_still_the_author(dated):
+    # Every post of a one-author blog has the same byline under its
+    # headline: a subtree all its pages share, so template, and the author
+    # was lost with it. Its sidebar's "about" box names her too, and the
+    # shop's sort menu reads "By Review": neither is a byline.
+    pages = []
+    for i in range(12):
+        when = f'<p class="date">Publié le {i + 1} mars 2025</p>' if dated else ""
+        pages.append((f"https://jardin.example/blog/{i:02d}.html", f"""<html lang="fr"><head>
+<title>Billet {i} | Jardin</title></head><body><nav><a href="/">Accueil</a> <a href="/blog">Blog</a>
+<select><option>By Review</option><option>Par prix</option></select></nav>
+<main><article><h1>Au jardin, semaine {i}</h1><p class="byline">Par Marie Dupont</p>{when}
+<p>{PROSE} Semaine {i}, les {['tomates', 'courges', 'fèves', 'salades'][i % 4]}.</p><p>{PROSE}</p></article></main>
+<aside><h3>À propos</h3><p class="author">Marie Dupont</p><p>Jardinière depuis vingt ans.</p></aside>
+<footer><p>Tous droits réservés.</p></footer></body></html>"""))
+    for mode in ("content", "boilerplate"):
+        model, results = fit_and_clean(pages, mode=mode, metadata=True)
+        assert all(r.metadata["author"] == "Marie Dupont" for r in results), mode
+        days = [r.metadata["published"] for r in results]
+        assert days == ([f"2025-03-{i + 1:02d}" for i in range(12)] if dated else [None] * 12), mode
+    # Without the byline under the headline, the sidebar's name is no author.
+    bare = [(url, html.replace('<p class="byline">Par Marie Dupont</p>', "")) for url, html in pages]
+    model, results = fit_and_clean(bare, mode="content", metadata=True)
+    assert all(r.metadata["author"] is None for r in results)
+
+
 def test_without_metadata_nothing_is_read():
     model, results = fit_and_clean(site_pages(6), mode="content")
     assert model.metadata_hints is None and all(r.metadata is None for r in results)
