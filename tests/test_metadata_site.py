@@ -47,8 +47,9 @@ def test_the_site_model_gives_every_page_its_own_byline_where_the_page_alone_doe
         assert all(right(r.metadata, i) for i, r in enumerate(results)), mode
         alone = [clean_page(Page(html, url), None, mode=mode, metadata=True).metadata for url, html in pages]
         assert not any(right(m, i) for i, m in enumerate(alone)), mode
-        # what the site model leaves to the page (language, no site name stated) is the page's
-        assert all(r.metadata["language"] == "en" and r.metadata["site_name"] is None for r in results)
+        # what the site model leaves to the page (language, the site's name its <title> ends with) is the page's
+        assert all(r.metadata["language"] == "en" and r.metadata["site_name"] == "The Example Blog"
+                   for r in results)
 
 
 def test_a_byline_that_neighbouring_posts_share_is_still_the_page_s_author():
