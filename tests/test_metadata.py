@@ -67,7 +67,7 @@ def test_structured_data_after_the_closing_html_tag_is_read():
     """What follows ``</html>`` (a JSON-LD block a tag manager appends, a
     stray ``<meta>``) lands beside the root in lxml's tree: the head's
     parts are read there too, in document order, as the XPath
-    ``//meta | //link | //script | //html`` found them."""
+    ``//meta | //link | //script | //html | //title`` found them."""
     from lxml import etree
 
     from scrapy_deboiler._candidates import _head_parts
@@ -77,7 +77,7 @@ def test_structured_data_after_the_closing_html_tag_is_read():
  "name": "Jane Q. Reporter"}}</script><meta property="og:locale" content="en_GB">"""
     page = Page(html, "https://news.example.org/2024/03/05/bridge-plans")
     assert len(list(page.root.itersiblings())) >= 1  # the shape under test
-    assert list(_head_parts(page.root)) == etree.XPath("//meta | //link | //script | //html")(page.root)
+    assert list(_head_parts(page.root)) == etree.XPath("//meta | //link | //script | //html | //title")(page.root)
     assert page_metadata(page.root, page.url)["author"] == "Jane Q. Reporter"
 
 
@@ -268,17 +268,24 @@ def test_a_listing_s_first_entry_dates_no_page_but_a_subtitle_does_not_hide_the_
 
 
 def test_a_line_that_gives_the_update_first_gives_the_publication_too():
+    """A line under the headline that gives both days, in either order,
+    gives both: the one labelled a change is ``modified``."""
     prose = ("Le conseil municipal a voté le budget pour la nouvelle année, après un long débat sur les écoles "
              "et les routes de la ville. ") * 3
-    for line, day in [("Mis à jour le 3 avril 2025 · Publié le 12 mars 2025", "2025-03-12"),
-                      ("Aktualisiert am 3. April 2025, erstmals veröffentlicht am 12. März 2025", "2025-03-12"),
-                      ("Updated April 3, 2025 · Published March 12, 2025", "2025-03-12"),
-                      ("Published March 12, 2025 · Updated April 3, 2025", "2025-03-12"),
-                      # Only a change: that day, as before; a date further down is no publication.
-                      ("Updated April 3, 2025", "2025-04-03")]:
+    for line, day, changed in [
+            ("Mis à jour le 3 avril 2025 · Publié le 12 mars 2025", "2025-03-12", "2025-04-03"),
+            ("Aktualisiert am 3. April 2025, erstmals veröffentlicht am 12. März 2025", "2025-03-12", "2025-04-03"),
+            ("Updated April 3, 2025 · Published March 12, 2025", "2025-03-12", "2025-04-03"),
+            ("Published March 12, 2025 · Updated April 3, 2025", "2025-03-12", "2025-04-03"),
+            ("Publié le 12 mars 2025, mis à jour le 3 avril 2025", "2025-03-12", "2025-04-03"),
+            # Two days, neither a change: the first, and no change.
+            ("March 12, 2025 · April 3, 2025", "2025-03-12", None),
+            # Only a change: that day, as before; a date further down is no publication.
+            ("Updated April 3, 2025", "2025-04-03", None)]:
         html = (f"<html><body><article><h1>Le budget est voté</h1><p>{line}</p><p>{prose}</p>"
                 "<p>Le vote du 20 mars 2025 a suivi.</p></article></body></html>")
-        assert meta_of(html, "https://journal.example/budget")["published"] == day, line
+        m = meta_of(html, "https://journal.example/budget")
+        assert (m["published"], m["modified"]) == (day, changed), line
 
 
 def test_a_date_beside_a_headline_that_is_no_h1():
