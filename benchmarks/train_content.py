@@ -49,7 +49,7 @@ from scrapy_deboiler._clean import boilerplate_of  # noqa: E402
 from scrapy_deboiler._content import (  # noqa: E402
     _TOKEN, FEATURE_COUNT, HINTS, MODEL_FORMAT, MODEL_VERSION, STAGE2_FEATURES, TAGS, ContentModel, _Trees,
     block_features, block_tree, body_flags, container_cut, decide, drop_repeats, second_pass, smooth, stage2_rows,
-    place_keys, visible_blocks)
+    place_keys, shown_text, visible_blocks)
 from scrapy_deboiler._decide import keep_tables, table_spans  # noqa: E402
 
 from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
@@ -108,7 +108,7 @@ def load(path: str, min_site_pages: int, variants: bool = False):
             r = json.loads(line)
             sites[r["domain"]].append(r)
     # (site, id, rows, labels, texts, weights, place keys, container or None, extra, body blocks, tree, tags,
-    #  data tables' spans)
+    #  data tables' spans, texts as clean_text writes them)
     pages = []
     for site, recs in sorted(sites.items()):
         parsed = [Page(r["html"], r.get("url") or "") for r in recs]
@@ -127,17 +127,20 @@ def load(path: str, min_site_pages: int, variants: bool = False):
                     if name == "fitted" and m is None:
                         continue
                     if m is model:
-                        extra[name] = (rows, [b.text for b in blocks], keys, container, tree, tags, spans)
+                        extra[name] = (rows, [b.text for b in blocks], keys, container, tree, tags, spans,
+                                       [shown_text(b) for b in blocks])
                     else:
                         b2, rows2, keys2, container2, tree2 = page_view(p, m)
                         extra[name] = (np.array(rows2).reshape(len(b2), FEATURE_COUNT), [b.text for b in b2],
-                                       keys2, container2, tree2, [b.element.tag for b in b2], table_spans(b2))
+                                       keys2, container2, tree2, [b.element.tag for b in b2], table_spans(b2),
+                                       [shown_text(b) for b in b2])
             head = headline(rows)
             title = p.root.findtext(".//title") or ""
             pages.append((site, r["id"], rows,
                           [1.0 if k == head else label(b.text, norm, bag) for k, b in enumerate(blocks)],
                           [b.text for b in blocks], weights(blocks), keys, container, extra,
-                          body_flags(blocks, [True] * len(blocks), title), tree, tags, spans))
+                          body_flags(blocks, [True] * len(blocks), title), tree, tags, spans,
+                          [shown_text(b) for b in blocks]))
     return pages
 
 
@@ -157,17 +160,17 @@ def first_scores(model: dict, rows, keys: list[str], container) -> list[float]:
 
 
 def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
-              tree, tags: list[str], spans) -> tuple[str, list[float], list[bool]]:
+              tree, tags: list[str], spans, shown: list[str] | None = None) -> tuple[str, list[float], list[bool]]:
     """Content mode's text of a page out of fold, as clean_page gives it (a
     page with a container is one without a site model): ``_content.decide``
     over ``first_scores``, data tables kept whole (``whole_tables``), each
-    text once (``drop_repeats``)."""
+    text once (``drop_repeats``); written as ``shown`` (``_content.shown_text``)."""
     scores = first_scores(model, rows, keys, container)
     scores, flags = decide(_content_model(model), scores, tree[0], tree[1], tree[2:], headline(rows), keys,
                            container is not None, [row[COMMENT_COLUMN] == 1.0 for row in rows])
     flags = keep_tables(spans, flags)
     flags = drop_repeats(texts, tree[0], keys, tags, flags)
-    return "\n".join(t for t, k in zip(texts, flags) if k), scores, flags
+    return "\n".join(t for t, k in zip(shown or texts, flags) if k), scores, flags
 
 
 def stage2_page_rows(page, first: list[float]) -> list[list[float]]:
@@ -385,11 +388,11 @@ def main() -> None:
                     model = dict(model, stage2=train_stage2([p for p in pages if fold[p[0]] != k], nested[k]))
                 for p in pages:
                     if fold[p[0]] == k:
-                        text, scores, flags = kept_text(model, p[2], p[4], p[6], p[7], p[10], p[11], p[12])
+                        text, scores, flags = kept_text(model, p[2], p[4], p[6], p[7], p[10], p[11], p[12], p[13])
                         if scores_out:
                             scores_out.write(json.dumps({"id": p[1], "texts": p[4], "scores": scores}) + "\n")
                         # As body_flags: a page of nothing but headline, byline and captions keeps them.
-                        body = "\n".join(t for t, k, b in zip(p[4], flags, p[9]) if k and b) or text
+                        body = "\n".join(t for t, k, b in zip(p[13], flags, p[9]) if k and b) or text
                         out.write(json.dumps({"id": p[1], "clean_text": text, "body_text": body}) + "\n")
                         for name, f in extra_out.items():
                             if name in p[8]:

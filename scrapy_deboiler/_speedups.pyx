@@ -1059,14 +1059,26 @@ cdef str _prop(xmlNode* node, const char* name):
 
 
 cdef inline void _add_text(list frame, str text, list order):
+    """As ``_content.page_blocks_py``: whitespace is a " " part once the
+    block has text (where words part in ``_content.shown_text``)."""
     cdef list block = frame[0]
-    if not text or text.isspace():
+    if not text:
+        return
+    if text.isspace():
+        if block[4]:
+            block[4].append(" ")
         return
     if not block[4]:
         order.append(block)
     block[4].append(text)
     if frame[1]:
         block[5] += len(text.strip())
+
+
+#: ``_content.APART_TAGS`` beyond the block tags: a table's cells, a button.
+_APART_EXTRA = frozenset((b"td", b"th", b"button"))
+#: The frame of a skipped element whose edges part words.
+cdef object _APART_SKIPPED = object()
 
 
 cdef u64 FNV_PRIME = 0x100000001b3ULL
@@ -1128,12 +1140,14 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
     cdef xmlNode* c_root = el._c_node
     cdef xmlNode* node = c_root
     cdef bint down = True
-    cdef list frames = [[None, False, 0, -1, False, 0]]
+    cdef list frames = [[None, False, 0, -1, False, 0, False]]
     cdef list order = []
     cdef list parent, frame, block
+    cdef object left
     cdef bytes name
     cdef str cls, ident
     cdef size_t address
+    cdef bint apart
     while True:
         if down and node.type == ELEMENT:
             if node.ns != NULL:
@@ -1143,7 +1157,8 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
             if (name in skip_tags or address in skip
                     or (class_hides is not None and node.properties != NULL and name != b"html"
                         and name != b"body" and _hidden(node, class_hides))):
-                frames.append(None)  # not entered; its tail still counts
+                # Not entered; its tail still counts.
+                frames.append(_APART_SKIPPED if name in block_tags or name in _APART_EXTRA else None)
                 down = False
             else:
                 parent = frames[len(frames) - 1]
@@ -1158,10 +1173,15 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
                     hints |= bits
                 is_near = parent[4] or (bool(near) and address in near)
                 block = parent[0]
-                if block is None or name in block_tags:
+                apart = name in block_tags
+                if block is None or apart:
                     block = [address, parent[3] + 1, hints, is_near, [], 0, parent[5]]
+                elif name in _APART_EXTRA:
+                    apart = True
+                    if block[4]:
+                        block[4].append(" ")
                 frame = [block, parent[1] or name == b"a", hints, parent[3] + 1, is_near,
-                         _place_hash(parent[5], node)]
+                         _place_hash(parent[5], node), apart]
                 frames.append(frame)
                 _add_text(frame, _run_text(node.children), order)
                 if node.children != NULL:
@@ -1174,9 +1194,11 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
             if parent is not None and parent[0] is not None:
                 _add_text(parent, _run_text(node.next), order)
         if not down:  # leaving an element
-            frames.pop()  # (no negative indexes: wraparound is off)
+            left = frames.pop()  # (no negative indexes: wraparound is off)
             parent = frames[len(frames) - 1]
             if parent is not None and parent[0] is not None:
+                if (left is _APART_SKIPPED or (left is not None and (<list>left)[6])) and parent[0][4]:
+                    parent[0][4].append(" ")  # words part at a nested block's or a cell's edge
                 _add_text(parent, _run_text(node.next), order)
         if not step(&node, c_root, &down):
             break
@@ -1451,7 +1473,7 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
                 object hint_of, dict hint_cache, frozenset title_tokens, dict tag_index,
                 Py_ssize_t n_tags, Py_ssize_t n_hints, object class_hides=None):
     """Content mode's blocks and their feature rows in one compiled pass:
-    (blocks as (address, depth, hints, near, text, link characters, words, place, tag),
+    (blocks as (address, depth, hints, near, text, link characters, words, place, tag, text parts),
     the rows as one flat array of doubles), equal to ``_content.page_blocks_py``
     followed by ``_content.block_features``; None for namespaced trees.
     Python is called only for whitespace, case folding and title tokens."""
@@ -1613,7 +1635,7 @@ def block_table(object root, set skip, set near, frozenset block_tags, frozenset
             tag = tags.get(<size_t>name)
             if tag is None:
                 tag = tags[<size_t>name] = name.decode("utf-8", "surrogatepass")
-            blocks.append((b[0], b[1], b[2], b[3], text, b[5], words, b[6], tag))
+            blocks.append((b[0], b[1], b[2], b[3], text, b[5], words, b[6], tag, b[4]))
             total += words
             n += 1
         X = clone(_DOUBLES, n * width, True)

@@ -353,6 +353,38 @@ def test_code_blocks_keep_their_lines_and_indentation():
         assert pre_text(pre) == want and [c.tag for c in pre] == ["code"]  # the code element stays
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+def test_clean_text_joins_inline_elements_as_a_reader_sees_them(compiled, monkeypatch):
+    """Content mode's text of a block is its words as they show: no space
+    where an inline element meets closing punctuation or follows an
+    opening bracket ("by <code>open()</code>." is "by open()."; it was "by
+    open() ."), one where two inline texts meet (CSS may show them apart:
+    words run together are lost), and nested blocks, line breaks, a
+    table's cells and whitespace part words. What the model reads (the
+    block's ``text`` and words) is unchanged."""
+    if not compiled:
+        monkeypatch.setattr(_content, "_speedups", None)
+    pages = site_pages("docs.example", 6)
+    body = ("<p>The object returned by <code>db{k}.open()</code>. It maps <code>str</code> or <code>bytes</code> "
+            "keys to values, as tutorial {k} shows with a few lines of code and a diagram of the files.</p>"
+            "<dl><dt><code>get{k}</code>(<em>key</em>, <em>default=None</em>)</dt><dd>Return the value stored under "
+            "<em>key</em>, or <em>default</em>, reading file {k} once and caching what it read.</dd></dl>"
+            "<p>Line one of {k}<br>line two<span>x</span>y<script>z</script>w, <b>a</b> <i>b</i> end.</p>")
+    htmls = [h.replace("</article>", body.format(k=k) + "</article>") for k, (_, h, _) in enumerate(pages)]
+    model = SiteModel.fit([Page(h, u) for (u, _, _), h in zip(pages, htmls)])
+    for m in (model, None):
+        text = clean_page(Page(htmls[2], pages[2][0]), m, mode="content").text
+        assert "The object returned by db2.open(). It maps str or bytes keys" in text
+        assert "get2 (key, default=None)\nReturn the value stored under key, or default, reading" in text
+        assert "Line one of 2 line two x y w, a b end." in text
+    root = Page("<table><tr><th>Option</th><th>Default</th></tr><tr><td><a href='/o'>lock_timeout</a></td>"
+                "<td>30</td></tr></table><dl><dt><code>get</code>(<em>key</em>)</dt></dl>", "").root
+    blocks = _content.page_blocks(root)
+    assert [_content.shown_text(b) for b in blocks] == ["Option Default", "lock_timeout 30", "get (key)"]
+    assert [(b.text, b.words) for b in blocks] == [("Option Default", 2), ("lock_timeout 30", 2),
+                                                   ("get ( key )", 2)]
+
+
 def test_a_data_table_in_the_article_is_kept_whole():
     """Table rows are blocks of their own, short and mostly numbers: scored
     one by one, most of an article's table (and its header row) was lost.

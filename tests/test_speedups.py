@@ -72,9 +72,11 @@ def same(root, scheme=SignatureScheme()):
     assert sorted((id(e), id(t)) for e, t in zip(fast.elements, fast_tables)) == sorted(
         (id(e), id(t)) for e, t in zip(py.elements, py_tables))
     py_blocks = _content.page_blocks_py(root)
-    blocks = [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars, b.words)
+    # (the text as a reader sees it, too: where the walks part words)
+    blocks = [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars, b.words, _content.shown_text(b))
               for b in _content.page_blocks(root)]
-    assert blocks == [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars, b.words) for b in py_blocks]
+    assert blocks == [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars, b.words, _content.shown_text(b))
+                      for b in py_blocks]
     same_table(root, py_blocks)
     assert _text.finish_text(_text.tree_text_py(root)) == _text.finish_text(
         speedups.tree_text(root, _text._CLASSES)) == _text.tree_text(root)
@@ -83,8 +85,9 @@ def same(root, scheme=SignatureScheme()):
 def same_table(root, py_blocks, title="", skip=frozenset(), near=frozenset()):
     """The compiled block table: the Python blocks and block_features' rows."""
     blocks, flat = _content._block_table(root, skip, near, title)
-    assert [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars, b.words) for b in blocks] == [
-        (b.element, b.depth, b.hints, b.near, b.text, b.link_chars, b.words) for b in py_blocks]
+    assert [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars, b.words, _content.shown_text(b))
+            for b in blocks] == [(b.element, b.depth, b.hints, b.near, b.text, b.link_chars, b.words,
+                                  _content.shown_text(b)) for b in py_blocks]
     w = _content.FEATURE_COUNT
     assert [flat[i:i + w].tolist() for i in range(0, len(flat), w)] == _content.block_features(
         py_blocks, title)
