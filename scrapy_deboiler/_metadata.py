@@ -190,7 +190,10 @@ def _choose_date(page: PageCandidates, hints: MetadataHints | None, f: str) -> C
     if learned is not None:
         return learned.value, "learned"
     avoid = set(hints.avoid.get(f, ())) if hints else set()
-    cands = [c for c in cands if c.key not in avoid]
+    # Days of the places the site avoids (a product's reviews): the date
+    # written near the headline is not the page's when it is one of them.
+    avoided = {c.value for c in cands if c.key in avoid}
+    cands = [c for c in cands if c.key not in avoid and not (c.source == "near" and c.value in avoided)]
     h1 = int(page.plain.get("h1", "-1"))
     byline = _byline(cands, h1, page.headings)
     structured = [c.value for s in _STRUCTURED for c in cands if c.source == s and not c.aside]

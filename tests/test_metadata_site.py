@@ -100,6 +100,33 @@ def test_a_one_author_blog_s_byline_is_template_and_still_the_author(dated):
     assert all(r.metadata["author"] is None for r in results)
 
 
+def test_a_product_s_reviews_do_not_date_it():
+    # A shop's product pages show two dated reviews just below the name;
+    # the site learns that place gives several days a page (``avoid``),
+    # and no day of it is the product's, even as the date written near
+    # the headline. Its blog's posts keep their own.
+    pages = []
+    for i in range(8):
+        reviews = "".join(f'<div class="review"><p class="review-head"><span class="reviewer">{who}</span> '
+                          f'<span class="review-date">{day}.0{i % 9 + 1}.2025</span></p>'
+                          f"<p>{PROSE[:80 + 10 * k]} Becher {i}.</p></div>"
+                          for k, (who, day) in enumerate((("Katrin M.", 12 + i), ("Jörg P.", 3 + i))))
+        pages.append((f"https://keramik.example/produkt/{i}.html", f"""<html lang="de"><head>
+<title>Becher {i} | Keramik</title></head><body><nav><a href="/">Start</a> <a href="/blog">Blog</a></nav>
+<main><div class="product"><h1>Steingut-Becher Nummer {i}</h1><p class="price">{18 + i},90 €</p>
+<p>Handgedrehter Becher {i} mit Reaktivglasur.</p><section class="reviews">{reviews}</section></div></main>
+<footer><p>Keramik aus Husum</p></footer></body></html>"""))
+    for i in range(4):
+        pages.append((f"https://keramik.example/blog/{i}.html", f"""<html lang="de"><head>
+<title>Werkstatt {i} | Keramik</title></head><body><nav><a href="/">Start</a> <a href="/blog">Blog</a></nav>
+<main><article><h1>Aus der Werkstatt, Teil {i}</h1><p class="byline">Von Anna Schmidt, {i + 2}. März 2025</p>
+<p>{PROSE} Teil {i}.</p></article></main><footer><p>Keramik aus Husum</p></footer></body></html>"""))
+    model, results = fit_and_clean(pages, mode="content", metadata=True)
+    assert any("review-date" in key for key in model.metadata_hints.avoid["published"])
+    got = [r.metadata["published"] for r in results]
+    assert got == [None] * 8 + [f"2025-03-{i + 2:02d}" for i in range(4)]
+
+
 def test_without_metadata_nothing_is_read():
     model, results = fit_and_clean(site_pages(6), mode="content")
     assert model.metadata_hints is None and all(r.metadata is None for r in results)
