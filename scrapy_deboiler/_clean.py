@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from copy import deepcopy
 from typing import Any
@@ -323,6 +324,9 @@ def outermost_dropped(signed: SignedTree, signatures: frozenset[str] | set[str],
     return dropped_entries(signed, signatures, phrases)[0]
 
 
+#: A heading's permalink mark at the end of a line of boilerplate mode's text.
+_PERMALINK_END = re.compile("[ \t]*[\u00b6\U0001f517]$", re.M)
+
 #: Of the neighbour pairs a model compared, the share that must share a
 #: subtree for the page's metadata to take it for template (``site_wide``).
 META_TEMPLATE_SHARE = 0.25
@@ -479,7 +483,10 @@ def clean_page(
                            metadata=meta)
     def render(root: etree._Element = page.root) -> tuple[str, str, str]:
         html = etree.tostring(root, method="html", encoding="unicode") if want_html else ""
-        return tree_text(root), html, tree_markdown(root, absolute_links(root, page.url)) if markdown else ""
+        text = tree_text(root)
+        if "\u00b6" in text or "\U0001f517" in text:  # headings' permalinks ("Installation¶"), as content mode
+            text = _PERMALINK_END.sub("", text)
+        return text, html, tree_markdown(root, absolute_links(root, page.url)) if markdown else ""
 
     candidates = _guarded(page, lambda: page_candidates(page.root, page.url, meta_template,
                                                         read=read_of(page))) if metadata else None

@@ -79,6 +79,8 @@ def _finish(b: Block) -> None:
 #: stand cost WCXB dev 0.007 of word F1 on collections, 0.005 on listings.
 _CLOSING = re.compile(r"[,:;.!?)\]}%\u201d\u2019\u00bb]")
 _OPENING = frozenset("([{\u201c\u2018\u00ab")
+#: A text of its own that is only a heading's permalink mark.
+_PERMALINKS = frozenset(("\u00b6", "\u00a7", "#", "\U0001f517", "\u2693"))
 
 
 def shown_text(b: Block) -> str:
@@ -90,6 +92,12 @@ def shown_text(b: Block) -> str:
     parts = b.parts
     if len(parts) < 2:
         return b.text
+    if parts[-1].strip() in _PERMALINKS or parts[0].strip() in _PERMALINKS:
+        # A heading's permalink ("Installation¶": Sphinx, MkDocs): no word of the page.
+        parts = parts[1:] if parts[0].strip() in _PERMALINKS else parts
+        parts = parts[:-1] if parts and parts[-1].strip() in _PERMALINKS else parts
+        if not "".join(parts).strip():
+            return b.text
     out = [parts[0]]
     for prev, part in zip(parts, parts[1:]):
         if not (part[0].isspace() or prev[-1].isspace() or prev[-1] in _OPENING or _CLOSING.match(part)):

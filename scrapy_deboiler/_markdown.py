@@ -187,6 +187,15 @@ class _Writer:
         return "".join(out) + ("\n" if out else "")
 
 
+#: Texts of a heading's permalink ("¶": Sphinx, MkDocs; "#", "§", "🔗").
+_PERMALINK_MARKS = frozenset(("\u00b6", "\u00a7", "#", "\U0001f517", "\u2693"))
+
+
+def _permalink(a: etree._Element) -> bool:
+    """Whether a link is a heading's permalink: a mark alone, to a fragment."""
+    return ("#" in (a.get("href") or "") and len(a) == 0 and (a.text or "").strip() in _PERMALINK_MARKS)
+
+
 def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
     """Markdown of everything ``root`` shows (a cleaned page, or
     ``content_tree``'s); links and images made absolute by ``absolute``
@@ -224,6 +233,10 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
                     inline.raw(f"![{_escape(alt)}]({_url(el.get('src') or '', absolute)})")
             elif raw:
                 pass
+            elif tag == "a" and _permalink(el):
+                walker.skip_subtree()  # "Installation¶": the heading's anchor, no word of the page
+                stack.append((el, None, None))
+                continue
             elif tag == "a" and el.get("href") and _url(el.get("href"), absolute):
                 action, data = "link", len(inline.parts)
             elif tag in _EMPHASIS:

@@ -385,6 +385,25 @@ def test_clean_text_joins_inline_elements_as_a_reader_sees_them(compiled, monkey
                                                    ("get ( key )", 2)]
 
 
+def test_a_heading_s_permalink_is_no_word_of_the_page():
+    """Sphinx and MkDocs end each heading with a link to itself, "¶"
+    ("Installation¶" was the text); "#" before it elsewhere. Neither mode's
+    text nor the Markdown keeps it (boilerplate mode's text keeps a "#"
+    before a heading: a line of code may start so); a link to a heading in
+    the prose stays."""
+    body = " ".join(["The installer needs Python and a compiler on the machine where it runs."] * 4)
+    html = (f"<html><body><div class='document'><h1>Installation<a class='headerlink' href='#installation'>¶</a>"
+            f"</h1><p>{body}</p><h2 id='req'><a href='#req'>#</a> Requirements</h2><p>{body}</p>"
+            "<p>See <a href='#req'>the requirements</a> first.</p></div></body></html>")
+    for mode in ("content", "boilerplate"):
+        result = clean_page(Page(html, "https://docs.example/install"), None, mode=mode, markdown=True)
+        lines = result.text.splitlines()
+        assert lines[0] == "Installation" and "¶" not in result.text, mode
+        assert ("Requirements" if mode == "content" else "# Requirements") in lines, mode
+        assert result.markdown.startswith("# Installation\n") and "## Requirements\n" in result.markdown, mode
+        assert "See [the requirements](https://docs.example/install#req) first." in result.markdown, mode
+
+
 def test_a_data_table_in_the_article_is_kept_whole():
     """Table rows are blocks of their own, short and mostly numbers: scored
     one by one, most of an article's table (and its header row) was lost.
