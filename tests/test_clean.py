@@ -60,7 +60,7 @@ def test_clean_html_keeps_attributes_tails_and_order_and_adds_nothing():
 
 def test_tail_text_of_a_removed_block_stays():
     pages = [
-        (f"http://t.example/{i}", f"<body><p>intro {i}<span>Advertisement</span>after {i}</p>"
+        (f"http://t.example/{i}", f"<body><p>intro {i}<span><img src='/ad.gif'>Advertisement</span>after {i}</p>"
          f"<nav><a>Home</a> <a>About</a></nav>tail {i}</body>")
         for i in range(4)
     ]
@@ -108,19 +108,26 @@ def test_cleaning_twice_with_pages_from_a_later_crawl():
     assert "Privacy policy" not in later.text
 
 
-def test_content_mode_keeps_shared_words_inside_a_pages_own_sentence():
-    """The author's name is on every page, the sentence around it is not:
-    boilerplate mode removes the name (as deboiler does), content mode
-    keeps the sentence whole."""
+def test_shared_words_inside_a_pages_own_sentence_stay():
+    """The author's name is on every page, the sentence around it is not;
+    a link in a sentence of one page is the menu's link too. Removing them
+    left "By on May 1" and "Start with the , then" (boilerplate mode did,
+    as deboiler does): both modes keep the sentence whole, and the menu's
+    link goes."""
     pages = [(u, h.replace("By Staff Writer", f'By <span class="author">Ann Lee</span> on May {i + 1}'))
              for i, (u, h, _) in enumerate(site_pages("byline.example", 6))]
+    url, html = pages[2]
+    pages[2] = (url, html.replace("</article>", "<p>New here? Start with the <a href='/about'>About us</a> page, "
+                                  "then read the rest of our stories from the harbour and the valley.</p></article>"))
     _, boiler = fit_and_clean(pages)
     _, content = fit_and_clean(pages, mode="content")
     for i, (b, c) in enumerate(zip(boiler, content)):
-        assert f"By on May {i + 1}" in b.text.splitlines()
-        assert "Ann Lee" not in b.text
-        assert f"By Ann Lee on May {i + 1}" in c.text.splitlines()
-        assert f"<p>By Ann Lee on May {i + 1}</p>" in c.html
+        for r in (b, c):
+            assert f"By Ann Lee on May {i + 1}" in r.text.splitlines()
+            assert "Ann Lee" in r.html
+    for r in (boiler[2], content[2]):
+        assert "New here? Start with the About us page, then read" in r.text
+        assert r.text.count("About us") == 1  # the menu's is gone
 
 
 @pytest.mark.parametrize("call, message", [
