@@ -276,6 +276,26 @@ def _head_tags_py(root: etree._Element) -> list[tuple[bool, Any, str]]:
             else (False, _in_svg(el), "".join(el.itertext())) for el in root.iter("title", "meta")]
 
 
+#: A ``<title>`` (cut) that names a home page ("Startseite | Keramikwerk
+#: Hansen") says which page it is, not what it says.
+_HOME_WORDS = frozenset("home homepage startseite accueil inicio início welcome willkommen bienvenue "
+                        "bienvenido benvenuti".split())
+
+
+def _names_a_section(text: str, head: str) -> bool:
+    """Whether a cut ``<title>`` is a section's or the home page's label
+    and the page's first ``<h1>`` its headline: a home label, or one word
+    that the longer ``<h1>`` holds ("Blog" and "Aus der Werkstatt – Blog";
+    "Networking" and "Networking in Compose"; two, "Klatch Coffee", were
+    the gold title more often than the ``<h1>`` that held them)."""
+    words, own = _words(text), _words(head)
+    if not words or not own:
+        return False
+    if " ".join(words) in _HOME_WORDS or " ".join(words) in ("home page", "front page"):
+        return True
+    return len(words) == 1 and len(own) > 1 and words[0] in own
+
+
 def page_title(root: etree._Element, url: str = "", skip: set | frozenset = frozenset()) -> str:
     """The page's headline, "" when it states none. ``skip``: subtrees
     that are the site's template (a site model's boilerplate), whose
@@ -333,5 +353,7 @@ def page_title(root: etree._Element, url: str = "", skip: set | frozenset = froz
     for text in (title_cut, og_cut):
         text = _headline_of(text)
         if text and len(text) <= _MAX_CHARS:
+            if heads and _names_a_section(text, heads[0]):
+                return heads[0]
             return text
     return heads[0] if heads else ""

@@ -48,6 +48,18 @@ def test_the_h1_that_the_title_vouches_for_wins_over_a_logo_h1():
     assert page(head, body) == "Rivers rise in spring"
 
 
+@pytest.mark.parametrize("title, h1, want", [
+    ("Startseite | Keramikwerk Hansen", "Handgemachte Keramik von der Nordsee", "Handgemachte Keramik von der Nordsee"),
+    ("Home – Keramikwerk Hansen", "Rivers, towns and the people who live there",
+     "Rivers, towns and the people who live there"),
+    ("Blog | Keramikwerk Hansen", "Aus der Werkstatt – Blog", "Aus der Werkstatt – Blog"),
+    # A title of two words or more is the page's, whatever the <h1> says.
+    ("Klatch Coffee | Shopify", "Get that tech stack: Klatch Coffee", "Klatch Coffee"),
+])
+def test_a_title_that_names_the_home_page_or_a_section_gives_way_to_the_h1(title, h1, want):
+    assert page(f"<title>{title}</title>", f"<h1>{h1}</h1>", "https://www.keramikwerk-hansen.de/") == want
+
+
 def test_an_h1_mostly_of_the_titles_words_is_the_headline_as_the_reader_sees_it():
     head = "<title>Rivers rise: what the spring floods mean | Example News</title>"
     assert page(head, "<h1>What the spring floods mean for rivers</h1>") == "What the spring floods mean for rivers"
