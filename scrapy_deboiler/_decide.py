@@ -471,6 +471,32 @@ def keep_tables(spans: list[tuple[range, list[int]]], kept: list[bool]) -> list[
     return kept
 
 
+#: How many levels above a code block its container with the kept block
+#: before it may be (``keep_code``): a Sphinx page's ``<pre>`` sits in a
+#: ``div.highlight`` beside the paragraph that introduces it.
+CODE_REACH = 2
+
+
+def keep_code(tags: list[str], kept: list[bool], nodes: list[int], parents: list[int]) -> list[bool]:
+    """A code block (``<pre>``) right after a kept block of its container
+    is kept: short commands ("tox -e py312,lint") score low alone, and a
+    documentation page lost the code its paragraph introduced."""
+    for i in range(1, len(tags)):
+        if tags[i] == "pre" and not kept[i] and kept[i - 1]:
+            ups = set()
+            up = parents[nodes[i]]
+            for _ in range(CODE_REACH):
+                if up < 0:
+                    break
+                ups.add(up)
+                up = parents[up]
+            a = nodes[i - 1]
+            while a >= 0 and a not in ups:
+                a = parents[a]
+            kept[i] = a >= 0
+    return kept
+
+
 #: A kept block of at least this many words whose text a kept block before
 #: it already gave is left out (``drop_repeats``).
 REPEAT_WORDS = 5

@@ -404,6 +404,28 @@ def test_a_heading_s_permalink_is_no_word_of_the_page():
         assert "See [the requirements](https://docs.example/install#req) first." in result.markdown, mode
 
 
+def test_a_short_command_after_its_paragraph_is_kept():
+    """A documentation page's short code block scores low alone: the
+    command a paragraph introduces ("tox -e py312,lint") was dropped, with
+    or without a site model. A <pre> right after a kept block of its
+    container is kept; one in the sidebar is not."""
+    pages = []
+    for k in range(6):
+        pages.append((f"https://docs.example/page{k}.html", f"""<html><body>
+<div class="sidebar"><h3>Contents</h3><ul><li><a href="/a">Install</a></li><li><a href="/b">Usage</a></li></ul>
+<pre>v3.{k}</pre></div>
+<div class="body" role="main"><h1>Page {k} of the guide</h1>
+<p>Bug reports and pull requests are welcome for part {k}; please run the test suite before opening one.</p>
+<div class="highlight-console"><pre><code>tox -e py31{k},lint</code></pre></div>
+<div class="prev-next"><a href="/prev">Previous</a> <a href="/next">Next</a></div></div>
+<footer><p>Built with Sphinx.</p></footer></body></html>"""))
+    model = SiteModel.fit([Page(h, u) for u, h in pages])
+    for m in (model, None):
+        text = clean_page(Page(pages[3][1], pages[3][0]), m, mode="content").text
+        assert "before opening one.\ntox -e py313,lint" in text
+        assert "v3.3" not in text
+
+
 def test_a_data_table_in_the_article_is_kept_whole():
     """Table rows are blocks of their own, short and mostly numbers: scored
     one by one, most of an article's table (and its header row) was lost.
