@@ -106,6 +106,12 @@ def shown_text(b: Block) -> str:
     return " ".join("".join(out).split())
 
 
+def _apart(parts: list[str]) -> None:
+    """A " " part (where words part), once the block has text, and one in a row."""
+    if parts and parts[-1] != " ":
+        parts.append(" ")
+
+
 def page_blocks(root: etree._Element, skip: set | frozenset = frozenset(),
                 near: set | frozenset = frozenset(), hide: bool = False) -> list[Block]:
     """Text blocks in document order (of their first text), one walk;
@@ -178,8 +184,7 @@ def page_blocks_py(root: etree._Element, skip: set | frozenset = frozenset(),
                 block = Block(el, depth, hints, is_near)
             elif tag in APART_TAGS:
                 apart = True
-                if block.parts:
-                    block.parts.append(" ")
+                _apart(block.parts)
             if tag == "a":
                 in_link = True
             stack.append((block, in_link, hints, depth, is_near, apart))
@@ -190,15 +195,14 @@ def page_blocks_py(root: etree._Element, skip: set | frozenset = frozenset(),
             if frame is None or frame[0] is None:
                 continue
             block, in_link = frame[0], frame[1]
-            if (left is _APART_SKIPPED or (left is not None and left[5])) and block.parts:
-                block.parts.append(" ")  # words part at a nested block's or a cell's edge
+            if left is _APART_SKIPPED or (left is not None and left[5]):
+                _apart(block.parts)  # words part at a nested block's or a cell's edge
             text = el.tail
         if text:
             # Whitespace is a " " part once the block has text: where words
             # part in ``shown_text``.
             if text.isspace():
-                if block.parts:
-                    block.parts.append(" ")
+                _apart(block.parts)
                 continue
             if not block.parts:
                 order.append(block)

@@ -1058,6 +1058,15 @@ cdef str _prop(xmlNode* node, const char* name):
     return None
 
 
+cdef inline void _apart(list parts):
+    """A " " part (where words part), once the block has text, and one in a row."""
+    if parts and parts[len(parts) - 1] is not _SPACE:
+        parts.append(_SPACE)
+
+
+cdef str _SPACE = " "
+
+
 cdef inline void _add_text(list frame, str text, list order):
     """As ``_content.page_blocks_py``: whitespace is a " " part once the
     block has text (where words part in ``_content.shown_text``)."""
@@ -1065,8 +1074,7 @@ cdef inline void _add_text(list frame, str text, list order):
     if not text:
         return
     if text.isspace():
-        if block[4]:
-            block[4].append(" ")
+        _apart(block[4])
         return
     if not block[4]:
         order.append(block)
@@ -1178,8 +1186,7 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
                     block = [address, parent[3] + 1, hints, is_near, [], 0, parent[5]]
                 elif name in _APART_EXTRA:
                     apart = True
-                    if block[4]:
-                        block[4].append(" ")
+                    _apart(block[4])
                 frame = [block, parent[1] or name == b"a", hints, parent[3] + 1, is_near,
                          _place_hash(parent[5], node), apart]
                 frames.append(frame)
@@ -1197,8 +1204,8 @@ cdef object _walk_blocks(object root, set skip, set near, frozenset block_tags, 
             left = frames.pop()  # (no negative indexes: wraparound is off)
             parent = frames[len(frames) - 1]
             if parent is not None and parent[0] is not None:
-                if (left is _APART_SKIPPED or (left is not None and (<list>left)[6])) and parent[0][4]:
-                    parent[0][4].append(" ")  # words part at a nested block's or a cell's edge
+                if left is _APART_SKIPPED or (left is not None and (<list>left)[6]):
+                    _apart(parent[0][4])  # words part at a nested block's or a cell's edge
                 _add_text(parent, _run_text(node.next), order)
         if not step(&node, c_root, &down):
             break
