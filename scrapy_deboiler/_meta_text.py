@@ -60,13 +60,14 @@ _LEAD_INSIDE = re.compile(r"(?:^|(?<=\s))(?:by|von|par|por|door|przez|от|via)\
                           + _LABEL_WORDS + r"\s*[:：]\s*",
                           re.I)
 #: Where a byline's name ends: a separator, a line break, "|".
-_NAME_END = re.compile(r"\s*(?:\||•|·|—|–|\s-\s|\n|\bon\b\s+\w+\s+\d|\bupdated\b|\bpublished\b|\bposted\b|"
+_NAME_END = re.compile(r"\s*(?:\||•|·|—|–|»|«|›|\s-\s|\n|\bon\b\s+\w+\s+\d|\bupdated\b|\bpublished\b|\bposted\b|"
                        r"\b(?:at|um|à|alle)\s+\d|\d{1,2}:\d{2})\s*",
                        re.I)
 _DIGIT = re.compile(r"\d")
 _URLISH = re.compile(r"https?://|www\.|@\w+\.\w|\.(?:com|org|net)\b|[§{}<>=]", re.I)
 #: Values that name no one.
-_NO_NAME = frozenset(("undefined", "null", "none", "unknown", "n/a", "author", "by", "admin admin", "false"))
+_NO_NAME = frozenset(("undefined", "null", "none", "unknown", "n/a", "author", "by", "admin admin", "false",
+                      "home", "startseite", "accueil", "inicio"))  # a breadcrumb's first step ("Home » Services")
 #: A name longer than this (characters, words) is a sentence, not a name.
 MAX_NAME_CHARS = 80
 MAX_NAME_WORDS = 10

@@ -86,6 +86,17 @@ _STRUCTURED = ("ld", "meta", "md-meta", "md")
 _ELEMENT_SOURCES = ("md", "time", "dom", "text")
 
 
+def _avoided(cands: list[Candidate], hints: MetadataHints | None, f: str) -> set[str]:
+    """The keys of ``cands`` the site avoids for ``f``: those it learned to
+    avoid, and those whose place is, holds or sits in a place it avoids for
+    any field (each post's byline of a forum thread: ``learn_hints``)."""
+    if not hints:
+        return set()
+    own = set(hints.avoid.get(f, ()))
+    places = [_place(k) for keys in hints.avoid.values() for k in keys]
+    return {c.key for c in cands if c.key in own or any(_related(_place(c.key), p) for p in places)}
+
+
 def _from_hints(cands: list[Candidate], hints: MetadataHints | None, f: str) -> Candidate | None:
     """The candidate at the first learned key of ``f`` that holds one
     value on this page."""
@@ -142,7 +153,7 @@ def _choose_author(page: PageCandidates, hints: MetadataHints | None, dated: boo
     learned = _from_hints(page.author, hints, "author")
     if learned is not None and (learned.source != "site" or (dated and _fold(learned.value) in page.shown_text)):
         return learned.value, "learned"
-    avoid = set(hints.avoid.get("author", ())) if hints else set()
+    avoid = _avoided(page.author + page.shared_author, hints, "author")
     cands = [c for c in page.author if c.key not in avoid]
     h1 = int(page.plain.get("h1", "-1"))
     byline = _byline(cands, h1, page.headings)
@@ -189,7 +200,8 @@ def _choose_date(page: PageCandidates, hints: MetadataHints | None, f: str) -> C
     learned = _from_hints(cands, hints, f)
     if learned is not None:
         return learned.value, "learned"
-    avoid = set(hints.avoid.get(f, ())) if hints else set()
+    other = page.modified if f == "published" else page.published
+    avoid = _avoided(cands + other, hints, f)
     # Days of the places the site avoids (a product's reviews): the date
     # written near the headline is not the page's when it is one of them.
     avoided = {c.value for c in cands if c.key in avoid}
@@ -197,7 +209,6 @@ def _choose_date(page: PageCandidates, hints: MetadataHints | None, f: str) -> C
     h1 = int(page.plain.get("h1", "-1"))
     byline = _byline(cands, h1, page.headings)
     structured = [c.value for s in _STRUCTURED for c in cands if c.source == s and not c.aside]
-    other = page.modified if f == "published" else page.published
     other_structured = [c.value for s in _STRUCTURED for c in other if c.source == s and not c.aside]
     if byline is not None and byline.value in structured:
         return byline.value, "byline+structured"
@@ -387,4 +398,21 @@ def learn_hints(pages: Iterable[PageCandidates | Mapping[str, list]]) -> Metadat
             good.append((_rank(source_of[key]), -len(once), key))
         hints.fields[f] = [key for _, _, key in sorted(good)]
         hints.avoid[f] = sorted(avoid)
+    # A place in, around or at an avoided one is a post's too: a forum's
+    # byline gives every post's author ("dom:" avoided), and the one poster
+    # whose name is written as a name gave one a page ("text:"), learned as
+    # the thread's author.
+    avoided = [_place(k) for keys in hints.avoid.values() for k in keys]
+    for f, keys in hints.fields.items():
+        hints.fields[f] = [k for k in keys if not any(_related(_place(k), a) for a in avoided)]
     return hints
+
+
+def _place(key: str) -> str:
+    """The element path of a candidate's key ("dom:div.post>p.author")."""
+    return key.split(":", 1)[-1]
+
+
+def _related(a: str, b: str) -> bool:
+    """Whether two element paths are one, or one holds the other."""
+    return a == b or a.startswith(b + ">") or b.startswith(a + ">")

@@ -127,6 +127,29 @@ def test_a_product_s_reviews_do_not_date_it():
     assert got == [None] * 8 + [f"2025-03-{i + 2:02d}" for i in range(4)]
 
 
+def test_a_forum_thread_is_not_by_the_one_poster_whose_name_reads_as_a_name():
+    # Each post of a thread has the same byline place ("by <name> » date"),
+    # which the site learns to avoid; the one regular whose name is
+    # capitalised also gave a byline by its words ("by OldTimer"), one a
+    # thread, learned as the threads' author ("OldTimer » Wed").
+    users = ["mariadb_fan", "rustacean42", "kernelpanic", "lucia_dev", "quietcoder"]
+    pages = []
+    for t in range(8):
+        posters = [users[t % 5], users[(t + 1) % 5], "OldTimer", users[(t + 2) % 5]]
+        posts = "".join(f'<div class="post"><div class="postbody"><p class="author">by <strong><a href="/u/{who}">'
+                        f'{who}</a></strong> &raquo; Wed Mar {k + 3:02d}, 2025 4:07 am</p>'
+                        f"<div class='content'><p>{PROSE[:60 + 20 * k]} Thread {t}, post {k}.</p></div></div></div>"
+                        for k, who in enumerate(posters))
+        pages.append((f"https://forum.example/t/{t}.html", f"""<html lang="en"><head>
+<title>Thread {t} - Homelab Forums</title></head><body><div class="headerbar"><a href="/">Homelab Forums</a></div>
+<h1>Question number {t} about my server</h1>{posts}<div class="online">Who is online: 3 users</div></body></html>"""))
+    model, results = fit_and_clean(pages, mode="content", metadata=True)
+    assert "author" in "".join(model.metadata_hints.avoid["author"])
+    for t, r in enumerate(results):
+        assert r.metadata["author"] in (None, users[t % 5]), r.metadata
+        assert r.metadata["published"] in (None, "2025-03-03"), r.metadata
+
+
 def test_without_metadata_nothing_is_read():
     model, results = fit_and_clean(site_pages(6), mode="content")
     assert model.metadata_hints is None and all(r.metadata is None for r in results)
