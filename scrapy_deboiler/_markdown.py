@@ -405,7 +405,8 @@ def content_tree(root: etree._Element, kept: set, skip: set | frozenset = frozen
             ctag = c.tag if isinstance(c.tag, str) else None
             if c in kept or c in holds:
                 keep = True
-            elif (ctag is None or ctag in SKIP_TAGS or ctag in BLOCK_TAGS or c in skip or not owner_kept
+            elif (ctag is None or ctag in SKIP_TAGS or (ctag in BLOCK_TAGS and ctag != "br") or c in skip
+                  or not owner_kept
                   or (hidden is not None and ctag not in ("html", "body") and hidden(c))):
                 keep = False
             else:

@@ -144,3 +144,19 @@ def test_emphasis_inside_the_same_emphasis_adds_no_marks():
     assert second == "a **x y z** *q **w e*** ~~d s~~"
     got = back(result.markdown)
     assert texts(got, "//strong") == ["deep", "x y z", "w e"] and texts(got, "//em") == ["q w e"]
+
+
+def test_content_mode_markdown_keeps_the_line_breaks_of_kept_blocks():
+    """A <br> in a kept block is its line break, and a space in a table's
+    cell: content mode's Markdown dropped them (a forum index read
+    "...200GB table](...)by [mariadb_fan]", an address ran its lines together)."""
+    html = ("<html><body><main><h1>Threads of the forum</h1><p>Keramikwerk Hansen<br>Hafenstrasse 3<br>25813 "
+            "Husum, where the forum's members meet once a year to talk about their servers.</p>"
+            "<table><tr><th>Topic</th><th>Replies</th></tr>"
+            + "".join(f"<tr><td>Thread number {i} about backups<br>by member{i}</td><td>{i + 2} replies, the "
+                      f"last on March {i + 3}</td></tr>" for i in range(4))
+            + "</table></main></body></html>")
+    md = clean_page(Page(html, "https://forum.example/"), None, mode="content", markdown=True).markdown
+    assert "Keramikwerk Hansen\\\nHafenstrasse 3\\\n25813 Husum, where" in md
+    assert "| Thread number 1 about backups by member1 | 3 replies, the last on March 4 |" in md
+
