@@ -50,7 +50,7 @@ from scrapy_deboiler._content import (  # noqa: E402
     _TOKEN, FEATURE_COUNT, HINTS, MODEL_FORMAT, MODEL_VERSION, STAGE2_FEATURES, TAGS, ContentModel, _Trees,
     block_features, block_tree, body_flags, container_cut, decide, drop_repeats, second_pass, smooth, stage2_rows,
     place_keys, shown_text, visible_blocks)
-from scrapy_deboiler._decide import keep_code, keep_tables, table_spans  # noqa: E402
+from scrapy_deboiler._decide import drop_bare_quotes, drop_comments, keep_code, keep_tables, table_spans  # noqa: E402
 
 from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 
@@ -171,7 +171,12 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
     flags = keep_tables(spans, flags)
     if "pre" in tags:
         flags = keep_code(tags, flags, tree[2], tree[3])
+    comments = [row[COMMENT_COLUMN] == 1.0 for row in rows]
+    if any(comments):
+        flags = drop_comments(tree[0], flags, comments)
     flags = drop_repeats(texts, tree[0], keys, tags, flags)
+    if "blockquote" in tags:
+        flags = drop_bare_quotes(tags, tree[0], flags, tree[2], tree[3])
     return "\n".join(t for t, k in zip(shown or texts, flags) if k), scores, flags
 
 

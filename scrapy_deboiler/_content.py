@@ -31,8 +31,8 @@ from ._compiled import speedups as _speedups
 from ._content_html import content_html
 from ._content_model import (MODEL_FORMAT, MODEL_VERSION, ContentModel, ContentModelError, default_model,
                              model_path)
-from ._decide import (STAGE2_FEATURES, body_flags, decide, drop_repeats, keep, keep_code, keep_listing,
-                      listing_sliver, page_threshold, smooth, stage2_rows, whole_tables)
+from ._decide import (STAGE2_FEATURES, body_flags, decide, drop_bare_quotes, drop_comments, drop_repeats, keep,
+                      keep_code, keep_listing, listing_sliver, page_threshold, smooth, stage2_rows, whole_tables)
 from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF, _hint_bits, _hint_cache,
                         block_features, headline_index, page_columns, place_keys)
 from ._hidden import _class_hides, _is_hidden
@@ -442,7 +442,13 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     tags = [b.tag if type(b) is _TableBlock else b.element.tag for b in blocks]
     if "pre" in tags:
         kept = keep_code(tags, kept, *(tree if tree is not None else block_tree(blocks)))
-    return blocks, scores, drop_repeats([b.text for b in blocks], words, keys, tags, kept)
+    comments = _in_comments(blocks)
+    if any(comments):
+        kept = drop_comments(words, kept, comments)
+    kept = drop_repeats([b.text for b in blocks], words, keys, tags, kept)
+    if "blockquote" in tags:
+        kept = drop_bare_quotes(tags, words, kept, *(tree if tree is not None else block_tree(blocks)))
+    return blocks, scores, kept
 
 
 def _in_comments(blocks: list[Block]) -> list[bool]:

@@ -1,4 +1,5 @@
 import math
+import random
 from array import array
 
 import pytest
@@ -6,7 +7,7 @@ from lxml import etree
 
 from scrapy_deboiler import Page, SiteModel, _content, clean_page
 from scrapy_deboiler._text import pre_text
-from sitegen import site_pages, teaser_article_page
+from sitegen import sentence, site_pages, teaser_article_page
 from walks import pure_walks, use_walks
 
 ARTICLE = "".join(
@@ -424,6 +425,51 @@ def test_a_short_command_after_its_paragraph_is_kept():
         text = clean_page(Page(pages[3][1], pages[3][0]), m, mode="content").text
         assert "before opening one.\ntox -e py313,lint" in text
         assert "v3.3" not in text
+
+
+def _news_with_comments(k: int, n_comments: int = 4) -> tuple[str, str]:
+    """A short article (five paragraphs) and its readers' comments, each a sentence or two of prose."""
+    rng = random.Random(f"comments/{k}")
+    paras = "".join(f"<p>{sentence(rng, 22)}</p>" for _ in range(5))
+    said = "".join(f"<li class='comment'><div class='comment-meta'><span>reader{j}</span> <time>May {j + 1}</time>"
+                   f"</div><p class='comment-text'>{sentence(rng, 26)} {sentence(rng, 14)}</p></li>"
+                   for j in range(n_comments))
+    return (f"https://news.example/{k}.html", f"""<html><body><nav><a href="/">Home</a> <a href="/city">City</a></nav>
+<main><article><h1>{sentence(rng, 8)[:-1]}</h1>{paras}</article>
+<section class="comentarios"><h3>Comentarios</h3><ul>{said}</ul></section></main>
+<footer><p>All rights reserved.</p></footer></body></html>""")
+
+
+def test_readers_comments_under_an_article_are_left_out_and_gathered():
+    """An article's three or four comments of prose were judged as its text
+    and kept (two were left out): comments after the last block an article
+    kept are its readers', with or without a site model."""
+    pages = [_news_with_comments(k, 3 + k % 2) for k in range(6)]
+    model = SiteModel.fit([Page(h, u) for u, h in pages])
+    for m in (model, None):
+        for url, html in pages[:2]:
+            result = clean_page(Page(html, url), m, mode="content")
+            said = etree.fromstring(html, etree.HTMLParser()).xpath("//p[@class='comment-text']/text()")
+            assert not any(c in result.text for c in said), (url, m)
+            assert all(c in result.comments for c in said), (url, m)
+
+
+def test_a_reply_s_quote_left_out_takes_its_quote_line_with_it():
+    """A forum reply quoting the post it answers: the quoted text is kept
+    once (``drop_repeats``), and the quote's own line ("alice wrote:") no
+    longer stands over nothing, in the text, the HTML and the Markdown."""
+    rng = random.Random("quotes")
+    first = sentence(rng, 24)
+    posts = [f"<div class='post'><p class='author'>by alice</p><div class='content'><p>{first}</p></div></div>"]
+    for who in ("bob", "carol", "dave"):
+        posts.append(f"<div class='post'><p class='author'>by {who}</p><div class='content'><blockquote>"
+                     f"<cite>alice wrote:</cite><p>{first}</p></blockquote><p>{sentence(rng, 20)} "
+                     f"{sentence(rng, 12)}</p></div></div>")
+    html = (f"<html><body><div class='headerbar'><a href='/'>Forum</a></div><h1>Backups with restic every night</h1>"
+            f"{''.join(posts)}</body></html>")
+    result = clean_page(Page(html, "https://forum.example/t/1.html"), None, mode="content", markdown=True)
+    assert result.text.count(first) == 1 and "wrote:" not in result.text
+    assert "wrote:" not in result.html and "<blockquote>" not in result.html and "wrote:" not in result.markdown
 
 
 def test_a_data_table_in_the_article_is_kept_whole():
