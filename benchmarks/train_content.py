@@ -50,7 +50,8 @@ from scrapy_deboiler._content import (  # noqa: E402
     _TOKEN, FEATURE_COUNT, HINTS, MODEL_FORMAT, MODEL_VERSION, STAGE2_FEATURES, TAGS, ContentModel, _Trees,
     block_features, block_tree, body_flags, container_cut, decide, drop_repeats, second_pass, smooth, stage2_rows,
     place_keys, shown_text, visible_blocks)
-from scrapy_deboiler._decide import drop_bare_quotes, drop_comments, keep_code, keep_tables, table_spans  # noqa: E402
+from scrapy_deboiler._decide import keep_tables, table_spans  # noqa: E402
+from scrapy_deboiler._kept_rules import drop_bare_quotes, drop_comments, keep_code  # noqa: E402
 
 from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 

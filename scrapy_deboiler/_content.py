@@ -31,11 +31,12 @@ from ._compiled import speedups as _speedups
 from ._content_html import content_html
 from ._content_model import (MODEL_FORMAT, MODEL_VERSION, ContentModel, ContentModelError, default_model,
                              model_path)
-from ._decide import (STAGE2_FEATURES, body_flags, decide, drop_bare_quotes, drop_comments, drop_repeats, keep,
-                      keep_code, keep_listing, listing_sliver, page_threshold, smooth, stage2_rows, whole_tables)
+from ._decide import (STAGE2_FEATURES, body_flags, decide, drop_repeats, keep, keep_listing, listing_sliver,
+                      page_threshold, smooth, stage2_rows, whole_tables)
 from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF, _hint_bits, _hint_cache,
                         block_features, headline_index, page_columns, place_keys)
 from ._hidden import _class_hides, _is_hidden
+from ._kept_rules import drop_bare_quotes, drop_comments, keep_code
 from ._text import BLOCK_TAGS, SKIP_TAGS, pre_text
 
 # The names the training script, the tests and the other modules have
