@@ -42,6 +42,13 @@ def mid_sentence(el: etree._Element) -> bool:
     those: removing them left "Start with the , then"."""
     if not phrase(el):
         return False
+    # The sentence is around the outermost text-level element that holds
+    # nothing but it ("by <strong><a>lucia_dev</a></strong> » Sun"): a fit
+    # may share the <a> alone.
+    parent = el.getparent()
+    while (parent is not None and parent.tag in PHRASE_TAGS and not (parent.text or "").strip()
+           and len(parent) == 1 and not (el.tail or "").strip()):
+        el, parent = parent, parent.getparent()
     tail = (el.tail or "").strip()
     if not tail or not (_WORD.search(tail) or tail[0] in ",.;:!?)"):
         return False

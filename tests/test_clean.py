@@ -130,6 +130,19 @@ def test_shared_words_inside_a_pages_own_sentence_stay():
         assert r.text.count("About us") == 1  # the menu's is gone
 
 
+def test_a_shared_link_wrapped_in_emphasis_is_still_inside_its_sentence():
+    # A five-page fit shared the forum's <a> alone, not the <strong> around it:
+    # "by <strong><a>lucia_dev</a></strong> » Sun" became "by » Sun".
+    from scrapy_deboiler._phrases import mid_sentence
+
+    root_html = ("<p>by <strong><a href='/u/l'>lucia_dev</a></strong> &raquo; Sun Mar 06, 2025</p>"
+                      "<p><strong><a href='/u/l'>lucia_dev</a></strong></p>"
+                      "<p>by <b><a href='/u/k'>kim</a> and</b> more</p>")
+    first, alone, inside = Page(root_html).root.findall(".//a")
+    assert mid_sentence(first) and not mid_sentence(alone)
+    assert not mid_sentence(inside)  # its <b> holds more than it: the sentence is the <b>'s words
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: Page(None), "html is str or bytes, not NoneType"),
     (lambda: Page("<p>x</p>", url=7), "url is a str, not int"),
