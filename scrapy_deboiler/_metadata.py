@@ -408,11 +408,17 @@ def learn_hints(pages: Iterable[PageCandidates | Mapping[str, list]]) -> Metadat
     return hints
 
 
+#: Kinds of key that name an element's place ("dom:div.post>p.author");
+#: the others name a field of structured data ("meta:author").
+_PLACE_KINDS = frozenset(("dom", "text", "time", "md", "a", "by"))
+
+
 def _place(key: str) -> str:
-    """The element path of a candidate's key ("dom:div.post>p.author")."""
-    return key.split(":", 1)[-1]
+    """The element path of a candidate's key, "" for structured data."""
+    kind, _, path = key.partition(":")
+    return path if kind in _PLACE_KINDS else ""
 
 
 def _related(a: str, b: str) -> bool:
     """Whether two element paths are one, or one holds the other."""
-    return a == b or a.startswith(b + ">") or b.startswith(a + ">")
+    return bool(a and b) and (a == b or a.startswith(b + ">") or b.startswith(a + ">"))
