@@ -174,7 +174,7 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
         flags = keep_code(tags, flags, tree[2], tree[3])
     comments = [row[COMMENT_COLUMN] == 1.0 for row in rows]
     if any(comments):
-        flags = drop_comments(tree[0], flags, comments)
+        flags = drop_comments(tree[0], flags, comments, tags)
     flags = drop_repeats(texts, tree[0], keys, tags, flags)
     if "blockquote" in tags:
         flags = drop_bare_quotes(tags, tree[0], flags, tree[2], tree[3])

@@ -445,7 +445,7 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
         kept = keep_code(tags, kept, *(tree if tree is not None else block_tree(blocks)))
     comments = _in_comments(blocks)
     if any(comments):
-        kept = drop_comments(words, kept, comments)
+        kept = drop_comments(words, kept, comments, tags)
     kept = drop_repeats([b.text for b in blocks], words, keys, tags, kept)
     if "blockquote" in tags:
         kept = drop_bare_quotes(tags, words, kept, *(tree if tree is not None else block_tree(blocks)))

@@ -38,17 +38,26 @@ def keep_code(tags: list[str], kept: list[bool], nodes: list[int], parents: list
 ARTICLE_WORDS = 100
 
 
-def drop_comments(words: list[int], kept: list[bool], comments: list[bool]) -> list[bool]:
+#: Headings that may title the comments below them.
+_HEADINGS = frozenset(("h2", "h3", "h4", "h5", "h6"))
+
+
+def drop_comments(words: list[int], kept: list[bool], comments: list[bool],
+                  tags: list[str] | None = None) -> list[bool]:
     """Readers' comments under an article are left out of its text, as
     the docs promise (``comments_field`` gathers them): the model judged
     them as text, and kept an article's three or four comments. Only those
     after the last block kept outside comments, on a page that kept
-    ``ARTICLE_WORDS`` there: a forum's posts are its text."""
+    ``ARTICLE_WORDS`` there: a forum's posts are its text. A heading right
+    above the comments is theirs ("Comentarios (4)") and goes too."""
     own = [i for i, (k, c) in enumerate(zip(kept, comments)) if k and not c]
     if not own or sum(words[i] for i in own) < ARTICLE_WORDS:
         return kept
     last = own[-1]
-    return [k and not (c and i > last) for i, (k, c) in enumerate(zip(kept, comments))]
+    out = [k and not (c and i > last) for i, (k, c) in enumerate(zip(kept, comments))]
+    if tags is not None and tags[last] in _HEADINGS and last + 1 < len(kept) and comments[last + 1] and len(own) > 1:
+        out[last] = False
+    return out
 
 
 #: A quote's own line ("lucia_dev wrote:") of at most this many words.

@@ -443,7 +443,8 @@ def _news_with_comments(k: int, n_comments: int = 4) -> tuple[str, str]:
 def test_readers_comments_under_an_article_are_left_out_and_gathered():
     """An article's three or four comments of prose were judged as its text
     and kept (two were left out): comments after the last block an article
-    kept are its readers', with or without a site model."""
+    kept are its readers', with or without a site model, and the heading
+    right above them is theirs."""
     pages = [_news_with_comments(k, 3 + k % 2) for k in range(6)]
     model = SiteModel.fit([Page(h, u) for u, h in pages])
     for m in (model, None):
@@ -452,6 +453,7 @@ def test_readers_comments_under_an_article_are_left_out_and_gathered():
             said = etree.fromstring(html, etree.HTMLParser()).xpath("//p[@class='comment-text']/text()")
             assert not any(c in result.text for c in said), (url, m)
             assert all(c in result.comments for c in said), (url, m)
+            assert "Comentarios" not in result.text  # the comments' heading goes with them
 
 
 def test_a_reply_s_quote_left_out_takes_its_quote_line_with_it():
