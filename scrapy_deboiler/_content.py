@@ -37,7 +37,7 @@ from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF,
                         block_features, headline_index, page_columns, place_keys)
 from ._hidden import _class_hides, _is_hidden
 from ._kept_rules import drop_bare_quotes, drop_comments, keep_code
-from ._text import BLOCK_TAGS, SKIP_TAGS, pre_text
+from ._text import BLOCK_TAGS, PERMALINK_MARKS, SKIP_TAGS, pre_text
 
 # The names the training script, the tests and the other modules have
 # always read from here (the parts moved to _block, _features,
@@ -80,8 +80,6 @@ def _finish(b: Block) -> None:
 #: stand cost WCXB dev 0.007 of word F1 on collections, 0.005 on listings.
 _CLOSING = re.compile(r"[,:;.!?)\]}%\u201d\u2019\u00bb]")
 _OPENING = frozenset("([{\u201c\u2018\u00ab")
-#: A text of its own that is only a heading's permalink mark.
-_PERMALINKS = frozenset(("\u00b6", "\u00a7", "#", "\U0001f517", "\u2693"))
 
 
 def shown_text(b: Block) -> str:
@@ -93,10 +91,10 @@ def shown_text(b: Block) -> str:
     parts = b.parts
     if len(parts) < 2:
         return b.text
-    if parts[-1].strip() in _PERMALINKS or parts[0].strip() in _PERMALINKS:
+    if parts[-1].strip() in PERMALINK_MARKS or parts[0].strip() in PERMALINK_MARKS:
         # A heading's permalink ("Installation¶": Sphinx, MkDocs): no word of the page.
-        parts = parts[1:] if parts[0].strip() in _PERMALINKS else parts
-        parts = parts[:-1] if parts and parts[-1].strip() in _PERMALINKS else parts
+        parts = parts[1:] if parts[0].strip() in PERMALINK_MARKS else parts
+        parts = parts[:-1] if parts and parts[-1].strip() in PERMALINK_MARKS else parts
         if not "".join(parts).strip():
             return b.text
     out = [parts[0]]
@@ -435,20 +433,26 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
         assert tree is not None
         scores = container_cut(scores, words, link_density, *tree)
     head = headline_index(blocks, title) if model.stage2 is not None or single else -1
-    scores, kept = decide(model, scores, words, link_density, tree, head, keys, single,
-                          _in_comments(blocks) if tree is not None else None)
-    if tree is None and listing_sliver(words, kept):  # decide's keep_listing, its tree built only here
-        kept = keep_listing(words, kept, *block_tree(blocks), keys, _in_comments(blocks))
-    kept = whole_tables(blocks, kept)
-    tags = [b.tag if type(b) is _TableBlock else b.element.tag for b in blocks]
-    if "pre" in tags:
-        kept = keep_code(tags, kept, *(tree if tree is not None else block_tree(blocks)))
     comments = _in_comments(blocks)
+    scores, kept = decide(model, scores, words, link_density, tree, head, keys, single,
+                          comments if tree is not None else None)
+    tags = [b.tag if type(b) is _TableBlock else b.element.tag for b in blocks]
+    sliver = tree is None and listing_sliver(words, kept)  # decide's keep_listing, without its tree
+    if tree is None and (sliver or "pre" in tags or "blockquote" in tags):
+        tree = block_tree(blocks)  # built only where a rule below asks for it
+    if sliver:
+        assert tree is not None
+        kept = keep_listing(words, kept, *tree, keys, comments)
+    kept = whole_tables(blocks, kept)
+    if "pre" in tags:
+        assert tree is not None
+        kept = keep_code(tags, kept, *tree)
     if any(comments):
         kept = drop_comments(words, kept, comments, tags)
     kept = drop_repeats([b.text for b in blocks], words, keys, tags, kept)
     if "blockquote" in tags:
-        kept = drop_bare_quotes(tags, words, kept, *(tree if tree is not None else block_tree(blocks)))
+        assert tree is not None
+        kept = drop_bare_quotes(tags, words, kept, *tree)
     return blocks, scores, kept
 
 

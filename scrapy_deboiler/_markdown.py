@@ -16,7 +16,7 @@ import re
 from lxml import etree
 
 from ._content_html import _Urls
-from ._text import BLOCK_TAGS, SKIP_TAGS, drop, layout_table as _layout
+from ._text import BLOCK_TAGS, PERMALINK_MARKS, SKIP_TAGS, drop, layout_table as _layout
 
 __all__ = ["content_tree", "tree_markdown"]
 
@@ -187,13 +187,9 @@ class _Writer:
         return "".join(out) + ("\n" if out else "")
 
 
-#: Texts of a heading's permalink ("¶": Sphinx, MkDocs; "#", "§", "🔗").
-_PERMALINK_MARKS = frozenset(("\u00b6", "\u00a7", "#", "\U0001f517", "\u2693"))
-
-
 def _permalink(a: etree._Element) -> bool:
     """Whether a link is a heading's permalink: a mark alone, to a fragment."""
-    return ("#" in (a.get("href") or "") and len(a) == 0 and (a.text or "").strip() in _PERMALINK_MARKS)
+    return ("#" in (a.get("href") or "") and len(a) == 0 and (a.text or "").strip() in PERMALINK_MARKS)
 
 
 def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:

@@ -15,7 +15,7 @@ from lxml import etree
 # None when not built or switched off (the pure-Python walk gives the same result)
 from ._compiled import speedups as _speedups
 
-__all__ = ["BLOCK_TAGS", "SKIP_TAGS", "drop", "layout_table", "pre_text", "tree_text"]
+__all__ = ["BLOCK_TAGS", "PERMALINK_MARKS", "SKIP_TAGS", "drop", "layout_table", "pre_text", "tree_text"]
 
 #: Never shown as text by a browser.
 SKIP_TAGS = frozenset(
@@ -29,6 +29,9 @@ BLOCK_TAGS = frozenset(
     h6 header hgroup hr html legend li main menu nav ol p pre section summary
     table tbody tfoot thead tr ul""".split()
 )
+#: The text of a heading's permalink, a link of its own ("Installation¶":
+#: Sphinx, MkDocs; "#", "§", "🔗"): no word of the page.
+PERMALINK_MARKS = frozenset(("\u00b6", "\u00a7", "#", "\U0001f517", "\u2693"))
 #: Separated by a space within their line.
 _CELL_TAGS = frozenset(("td", "th"))
 

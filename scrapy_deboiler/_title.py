@@ -143,9 +143,14 @@ def _is_site(part: str, names: list[str]) -> bool:
     return False
 
 
+#: A ``<title>`` (cut) that names a home page ("Startseite | Keramikwerk
+#: Hansen") says which page it is, not what it says.
+_HOME_WORDS = frozenset("home homepage startseite accueil inicio início welcome willkommen bienvenue "
+                        "bienvenido benvenuti".split()) | {"home page", "front page"}
 #: Parts of a title that name a part of a site, not the site ("How to
-#: prune roses - Blog" on blog.example.com).
-_SECTION_KEYS = frozenset("blog news shop store docs help support forum forums community learn home en".split())
+#: prune roses - Blog" on blog.example.com), or its home page.
+_SECTION_KEYS = frozenset("blog news shop store docs help support forum forums community learn en".split()) | {
+    w.replace(" ", "") for w in _HOME_WORDS}
 
 
 def site_of_title(title: str, url: str) -> str | None:
@@ -276,12 +281,6 @@ def _head_tags_py(root: etree._Element) -> list[tuple[bool, Any, str]]:
             else (False, _in_svg(el), "".join(el.itertext())) for el in root.iter("title", "meta")]
 
 
-#: A ``<title>`` (cut) that names a home page ("Startseite | Keramikwerk
-#: Hansen") says which page it is, not what it says.
-_HOME_WORDS = frozenset("home homepage startseite accueil inicio início welcome willkommen bienvenue "
-                        "bienvenido benvenuti".split())
-
-
 def _names_a_section(text: str, head: str) -> bool:
     """Whether a cut ``<title>`` is a section's or the home page's label
     and the page's first ``<h1>`` its headline: a home label, or one word
@@ -291,7 +290,7 @@ def _names_a_section(text: str, head: str) -> bool:
     words, own = _words(text), _words(head)
     if not words or not own:
         return False
-    if " ".join(words) in _HOME_WORDS or " ".join(words) in ("home page", "front page"):
+    if " ".join(words) in _HOME_WORDS:
         return True
     return len(words) == 1 and len(own) > 1 and words[0] in own
 
