@@ -25,6 +25,7 @@ _EMPHASIS = {"em": "*", "i": "*", "cite": "*", "dfn": "*", "var": "*", "strong":
              "del": "~~", "s": "~~", "strike": "~~"}
 _CODE = frozenset(("code", "kbd", "samp", "tt"))
 _CELLS = frozenset(("td", "th"))
+_TERMS = frozenset(("dt", "summary"))
 _SPACE = re.compile(r"\s+")
 # Inline text: characters a parser would read as markup.
 _ESCAPE = re.compile(r"([\\`*\[\]<~])|&(?=#?\w+;)|(?<![^\W_])_|_(?![^\W_])")
@@ -199,7 +200,11 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
     w = _Writer()
     inline = _Inline()
     stack: list[tuple] = []  # (element, action at its end, data)
-    lists: list[list] = []  # [ordered, next number, items so far]
+    lists: list[list] = []  # [ordered, next number, items so far, other marker?]
+    # Where the last list of each depth ended (blocks written, ordered, other
+    # marker?): a list right after it takes the other marker, or CommonMark
+    # reads the two as one list ("- a\n\n- b").
+    ended: dict[int, tuple[int, bool, bool]] = {}
     table: list[list[str]] | None = None
     row: list[str] | None = None
     cell_start = 0
@@ -257,11 +262,14 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
             elif tag in ("ul", "ol"):
                 flush()
                 start = el.get("start", "1")
-                lists.append([tag == "ol", int(start) if start.isdigit() else 1, 0])
-                action = "list"
+                depth = sum(c[0] == "item" for c in w.containers)
+                last = ended.get(depth)
+                other = last is not None and last[:2] == (len(w.blocks), tag == "ol") and not last[2]
+                lists.append([tag == "ol", int(start) if start.isdigit() else 1, 0, other])
+                action, data = "list", depth
             elif tag == "li":
                 flush()
-                ordered, n, items = lists[-1] if lists else (False, 1, 0)
+                ordered, n, items, other = lists[-1] if lists else (False, 1, 0, False)
                 if lists:
                     lists[-1][1] += 1
                     lists[-1][2] += 1
@@ -275,7 +283,8 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
                     # item, follow without a blank line (a tight list); but an
                     # ordered list not starting at 1 cannot interrupt a paragraph.
                     tight = bool(items) or (depth > 0 and not (ordered and n != 1))
-                    w.containers.append(["item", f"{n}. " if ordered else "- ", False, tight])
+                    marker = (f"{n}) " if other else f"{n}. ") if ordered else ("* " if other else "- ")
+                    w.containers.append(["item", marker, False, tight])
                     action = "item"
             elif tag == "hr":
                 flush()
@@ -283,6 +292,10 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
             elif tag in _HEADINGS:
                 flush()
                 action = "heading"
+            elif tag in _TERMS and not marks.get("**"):
+                flush()  # a term or a question, in bold: set apart from what it labels
+                action, data = "term", len(inline.parts)
+                marks["**"] = 1
             elif tag == "blockquote":
                 flush()
                 if sum(c[0] == "quote" for c in w.containers) < MAX_NESTING:
@@ -354,9 +367,14 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
             w.containers.pop()
         elif action == "flat-item":
             flush()
+        elif action == "term":
+            marks["**"] = 0
+            inline.raw(_wrap(inline.take(data), "**", "**"))
+            flush()
         elif action in ("list", "block"):
             flush()
             if action == "list" and lists:
+                ended[data] = (len(w.blocks), lists[-1][0], lists[-1][3])
                 lists.pop()
         if el.tail:
             inline.raw(el.tail) if raw else inline.text(el.tail)

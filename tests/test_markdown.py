@@ -160,3 +160,24 @@ def test_content_mode_markdown_keeps_the_line_breaks_of_kept_blocks():
     assert "Keramikwerk Hansen\\\nHafenstrasse 3\\\n25813 Husum, where" in md
     assert "| Thread number 1 about backups by member1 | 3 replies, the last on March 4 |" in md
 
+
+
+def test_lists_one_after_another_stay_apart_and_terms_stand_out():
+    """Two lists in a row ("What you bring", "What we offer" whose headings
+    the site shares) were written "- a\\n\\n- c", which CommonMark reads as
+    one list; the second now takes the other marker. A definition list's
+    terms and a disclosure's question are bold, set apart from their
+    values and answers, which a parser read as paragraphs alike."""
+    page = ("<div><ul><li>Python</li><li>SQL</li></ul><ul><li>Pension</li></ul><ul><li>Bike</li></ul>"
+            "<ol><li>Apply</li></ol><ol start='2'><li>Talk</li></ol>"
+            "<ul><li>Outer<ul><li>n1</li></ul><ul><li>n2</li></ul></li></ul>"
+            "<dl><dt>Start <b>date</b></dt><dd>1 May</dd></dl>"
+            "<details><summary>Is it remote?</summary><p>Three days a week.</p></details></div>")
+    md = tree_markdown(lxml_html.fromstring(page))
+    root = back(md)
+    top = root.xpath("/html/body/*")
+    assert [e.tag for e in top] == ["ul", "ul", "ul", "ol", "ol", "ul", "p", "p", "p", "p"], md
+    assert [texts(e, ".//li") for e in top[:3]] == [["Python", "SQL"], ["Pension"], ["Bike"]]
+    assert top[4].get("start") == "2" and texts(top[4], "li") == ["Talk"]
+    assert [texts(u, "li") for u in top[5].xpath("li/ul")] == [["n1"], ["n2"]]
+    assert texts(root, "//p/strong") == ["Start date", "Is it remote?"]
