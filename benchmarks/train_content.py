@@ -51,7 +51,8 @@ from scrapy_deboiler._content import (  # noqa: E402
     block_features, block_tree, body_flags, container_cut, decide, drop_repeats, second_pass, smooth, stage2_rows,
     place_keys, shown_text, visible_blocks)
 from scrapy_deboiler._decide import keep_tables, table_spans  # noqa: E402
-from scrapy_deboiler._kept_rules import drop_bare_quotes, drop_comments, keep_code  # noqa: E402
+from scrapy_deboiler._kept_rules import (  # noqa: E402
+    drop_bare_quotes, drop_comments, head_kind, in_trail, keep_code, keep_definitions, keep_labels, keep_post_heads)
 
 from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 
@@ -109,7 +110,7 @@ def load(path: str, min_site_pages: int, variants: bool = False):
             r = json.loads(line)
             sites[r["domain"]].append(r)
     # (site, id, rows, labels, texts, weights, place keys, container or None, extra, body blocks, tree, tags,
-    #  data tables' spans, texts as clean_text writes them)
+    #  data tables' spans, texts as clean_text writes them, head_kind, in_trail and near of each)
     pages = []
     for site, recs in sorted(sites.items()):
         parsed = [Page(r["html"], r.get("url") or "") for r in recs]
@@ -129,19 +130,22 @@ def load(path: str, min_site_pages: int, variants: bool = False):
                         continue
                     if m is model:
                         extra[name] = (rows, [b.text for b in blocks], keys, container, tree, tags, spans,
-                                       [shown_text(b) for b in blocks])
+                                       [shown_text(b) for b in blocks], [head_kind(b) for b in blocks],
+                                       [in_trail(b) for b in blocks], [b.near for b in blocks])
                     else:
                         b2, rows2, keys2, container2, tree2 = page_view(p, m)
                         extra[name] = (np.array(rows2).reshape(len(b2), FEATURE_COUNT), [b.text for b in b2],
                                        keys2, container2, tree2, [b.element.tag for b in b2], table_spans(b2),
-                                       [shown_text(b) for b in b2])
+                                       [shown_text(b) for b in b2], [head_kind(b) for b in b2],
+                                       [in_trail(b) for b in b2], [b.near for b in b2])
             head = headline(rows)
             title = p.root.findtext(".//title") or ""
             pages.append((site, r["id"], rows,
                           [1.0 if k == head else label(b.text, norm, bag) for k, b in enumerate(blocks)],
                           [b.text for b in blocks], weights(blocks), keys, container, extra,
                           body_flags(blocks, [True] * len(blocks), title), tree, tags, spans,
-                          [shown_text(b) for b in blocks]))
+                          [shown_text(b) for b in blocks], [head_kind(b) for b in blocks],
+                          [in_trail(b) for b in blocks], [b.near for b in blocks]))
     return pages
 
 
@@ -161,7 +165,9 @@ def first_scores(model: dict, rows, keys: list[str], container) -> list[float]:
 
 
 def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
-              tree, tags: list[str], spans, shown: list[str] | None = None) -> tuple[str, list[float], list[bool]]:
+              tree, tags: list[str], spans, shown: list[str] | None = None,
+              kinds: list[int] | None = None, trail: list[bool] | None = None,
+              near: list[bool] | None = None) -> tuple[str, list[float], list[bool]]:
     """Content mode's text of a page out of fold, as clean_page gives it (a
     page with a container is one without a site model): ``_content.decide``
     over ``first_scores``, data tables kept whole (``whole_tables``), each
@@ -178,6 +184,14 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
     flags = drop_repeats(texts, tree[0], keys, tags, flags)
     if "blockquote" in tags:
         flags = drop_bare_quotes(tags, tree[0], flags, tree[2], tree[3])
+    if kinds is not None:
+        flags = keep_post_heads(tree[0], flags, tree[2], tree[3], keys, kinds.__getitem__)
+    if "dt" in tags or "dd" in tags:
+        flags = keep_definitions(tags, flags, tree[2], tree[3])
+    if near is not None:
+        flags = keep_labels(tags, near, flags)
+    if trail is not None:
+        flags = [f and not t for f, t in zip(flags, trail)]
     return "\n".join(t for t, k in zip(shown or texts, flags) if k), scores, flags
 
 
@@ -396,7 +410,8 @@ def main() -> None:
                     model = dict(model, stage2=train_stage2([p for p in pages if fold[p[0]] != k], nested[k]))
                 for p in pages:
                     if fold[p[0]] == k:
-                        text, scores, flags = kept_text(model, p[2], p[4], p[6], p[7], p[10], p[11], p[12], p[13])
+                        text, scores, flags = kept_text(model, p[2], p[4], p[6], p[7], p[10], p[11],
+                                                        p[12], p[13], p[14], p[15], p[16])
                         if scores_out:
                             scores_out.write(json.dumps({"id": p[1], "texts": p[4], "scores": scores}) + "\n")
                         # As body_flags: a page of nothing but headline, byline and captions keeps them.

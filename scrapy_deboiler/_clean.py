@@ -18,7 +18,7 @@ from ._limits import DEFAULT_LIMITS, Limits, Skip, check_page
 from ._loading import empty_root, parse_html
 from ._markdown import content_tree, tree_markdown
 from ._model import SiteModel
-from ._phrases import mid_sentence, phrase
+from ._phrases import mid_sentence, phrase, section_labels
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import drop as _drop
 from ._text import layout_table, tree_text
@@ -277,10 +277,11 @@ def _whole_page(signed: SignedTree, found: list[int]) -> set[int]:
 
 
 def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
-                    phrases: bool = False) -> tuple[list[int], bool]:
-    """``outermost_dropped``, and whether a whole-page structure-only match
-    was refused (``_whole_page``): the entries then are the shared parts
-    inside it."""
+                    phrases: bool = False) -> tuple[list[int], bool, list[int]]:
+    """``outermost_dropped``, whether a whole-page structure-only match was
+    refused (``_whole_page``: the entries then are the shared parts inside
+    it), and the shared entries left as labels of the page's own sections
+    (``section_labels``)."""
     found = outermost(signed, signatures)
     refused = _whole_page(signed, found) if signed.shapes else set()
     if refused:
@@ -291,8 +292,10 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
                 break
             refused |= more
     found = _outside_data_tables(signed, found)
-    found = [i for i in found if not (phrase if phrases else mid_sentence)(signed.element(i))]
-    return found, bool(refused)
+    own = phrase if phrases else mid_sentence
+    entries = [(i, e) for i in found if not own(e := signed.element(i))]
+    labels = section_labels([e for _, e in entries])
+    return [i for i, e in entries if e not in labels], bool(refused), [i for i, e in entries if e in labels]
 
 
 def outermost_dropped(signed: SignedTree, signatures: frozenset[str] | set[str],
@@ -343,11 +346,13 @@ def boilerplate_of(page: Page, model: SiteModel | None, content: bool = False,
         return dropped, shared
     signed = _signed_for(page, model)
     bp = model.boilerplate
-    dropped = [signed.element(i) for i in outermost_dropped(signed, bp, content)]
+    found, _, labels = dropped_entries(signed, bp, content)
+    dropped = [signed.element(i) for i in found]
     if content:
         near = model.near_boilerplate
         shared = {signed.element(i) for i in
                   compress(range(len(signed.signatures)), map(near.__contains__, signed.signatures))}
+        shared.update(signed.element(i) for i in labels)
     return dropped, shared
 
 
@@ -387,7 +392,7 @@ def clean_page(
         # What the model would remove, from the walk's text sizes: a model
         # that takes the page itself is not used as it stands (FALLBACKS).
         signed = _signed_for(page, model)
-        found, refused = dropped_entries(signed, model.boilerplate, content)
+        found, refused, labels = dropped_entries(signed, model.boilerplate, content)
         total = signed.total_chars
         share = sum(signed.chars[i] for i in found) / total if total else 0.0
         if refused and not found:
@@ -410,6 +415,7 @@ def clean_page(
         bp_near = model.near_boilerplate
         near = {signed.element(i) for i in
                 compress(range(len(signed.signatures)), map(bp_near.__contains__, signed.signatures))}
+        near.update(signed.element(i) for i in labels)  # the labels of its own sections: kept_rules.keep_labels
     else:
         dropped, near = boilerplate_of(page, model, content)
     removed = len(found) if addresses is not None else len(dropped)

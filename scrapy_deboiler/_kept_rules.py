@@ -1,10 +1,20 @@
 """Rules over the blocks content mode's model kept: what a kept block
-brings with it (the code its paragraph introduces) and what it does not
-(readers' comments under an article, a quote's line over nothing)."""
+brings with it (the code its paragraph introduces, a post's author line)
+and what it does not (readers' comments under an article, a quote's line
+over nothing)."""
 
 from __future__ import annotations
 
-__all__ = ["ARTICLE_WORDS", "CODE_REACH", "QUOTE_LINE_WORDS", "drop_bare_quotes", "drop_comments", "keep_code"]
+import re
+from typing import Callable
+
+from ._block import Block
+from ._dates import find_days
+from ._features import _HINT_BIT, _hint_bits
+from ._phrases import LABEL_TAGS
+
+__all__ = ["ARTICLE_WORDS", "BODY_WORDS", "CODE_REACH", "HEAD_WORDS", "QUOTE_LINE_WORDS", "drop_bare_quotes",
+           "drop_comments", "head_kind", "in_trail", "keep_code", "keep_definitions", "keep_labels", "keep_post_heads"]
 
 
 #: How many levels above a code block its container with the kept block
@@ -13,23 +23,53 @@ __all__ = ["ARTICLE_WORDS", "CODE_REACH", "QUOTE_LINE_WORDS", "drop_bare_quotes"
 CODE_REACH = 2
 
 
+def _near_kept(i: int, kept: list[bool], nodes: list[int], parents: list[int]) -> bool:
+    """Whether the block before block ``i`` is kept and sits in a container
+    at most ``CODE_REACH`` levels above ``i``'s element."""
+    if i < 1 or not kept[i - 1]:
+        return False
+    ups = set()
+    up = parents[nodes[i]]
+    for _ in range(CODE_REACH):
+        if up < 0:
+            break
+        ups.add(up)
+        up = parents[up]
+    a = nodes[i - 1]
+    while a >= 0 and a not in ups:
+        a = parents[a]
+    return a >= 0
+
+
 def keep_code(tags: list[str], kept: list[bool], nodes: list[int], parents: list[int]) -> list[bool]:
     """A code block (``<pre>``) right after a kept block of its container
     is kept: short commands ("tox -e py312,lint") score low alone, and a
     documentation page lost the code its paragraph introduced."""
     for i in range(1, len(tags)):
         if tags[i] == "pre" and not kept[i] and kept[i - 1]:
-            ups = set()
-            up = parents[nodes[i]]
-            for _ in range(CODE_REACH):
-                if up < 0:
-                    break
-                ups.add(up)
-                up = parents[up]
-            a = nodes[i - 1]
-            while a >= 0 and a not in ups:
-                a = parents[a]
-            kept[i] = a >= 0
+            kept[i] = _near_kept(i, kept, nodes, parents)
+    return kept
+
+
+_TERM_TAGS = frozenset(("dt", "dd"))
+
+
+def keep_definitions(tags: list[str], kept: list[bool], nodes: list[int], parents: list[int]) -> list[bool]:
+    """A definition list's terms and values go together: kept whole where
+    the model kept one of them or the block right before the list ("Hours"
+    kept over a dropped "30 hours a week"; a job's key facts, a glossary's
+    entries, short and alike, each scored low alone)."""
+    i, n = 0, len(tags)
+    while i < n:
+        if tags[i] not in _TERM_TAGS:
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and tags[j + 1] in _TERM_TAGS and parents[nodes[j + 1]] == parents[nodes[i]]:
+            j += 1
+        if any(kept[i:j + 1]) or _near_kept(i, kept, nodes, parents):
+            kept[i:j + 1] = [True] * (j + 1 - i)
+        i = j + 1
     return kept
 
 
@@ -83,3 +123,143 @@ def drop_bare_quotes(tags: list[str], words: list[int], kept: list[bool], nodes:
         if inner and not any(kept[j] for j in inner):
             kept[i] = False
     return kept
+
+
+#: A post's author line or dateline holds at most this many words.
+HEAD_WORDS = 12
+
+#: A post's text starts at its first kept block of this many words.
+BODY_WORDS = 3
+
+#: ``head_kind``'s answers: a name, a ``<time>``, a date written out.
+NAME, TIME, DATE = 1, 2, 3
+
+#: Class or id words of a poster's name: forum software's own
+#: ("username", "cAuthorPane_author", "MessageCard__name", "tagline
+#: author"); markup, not the page's language.
+_NAME_CLASS = re.compile(r"author|user|name|poster|byline|nick|member|profile", re.IGNORECASE)
+
+#: How many levels above a block its name class may be.
+_NAME_REACH = 3
+
+
+def head_kind(block: Block) -> int:
+    """``TIME`` for a short block that holds a ``<time>``, ``DATE`` for one
+    that holds a written day, ``NAME`` for one whose class names a poster,
+    else 0: what ``keep_post_heads`` may keep above a post."""
+    if block.words > HEAD_WORDS or not block.words:
+        return 0
+    el = block.element
+    if any(True for _ in el.iter("time")):
+        return TIME
+    if find_days(block.text):
+        return DATE
+    for _ in range(_NAME_REACH):
+        if el is None or el.tag in _PAGE_TAGS:
+            break
+        if _NAME_CLASS.search((el.get("class") or "") + " " + (el.get("id") or "")):
+            return NAME
+        el = el.getparent()
+    return 0
+
+
+def keep_post_heads(words: list[int], kept: list[bool], nodes: list[int], parents: list[int], keys: list,
+                    kind: Callable[[int], int]) -> list[bool]:
+    """Each post of a thread keeps its author line and its date: a forum's
+    reader reads who wrote what and when (WCXB's gold keeps them), and the
+    model left these short lines out. Posts are told by markup: kept blocks
+    of one place (``place_keys``) in two or more children of the element
+    that holds them all; each child is a post, and above its first kept
+    block of ``BODY_WORDS`` (an avatar's letter is none) it keeps its first
+    name and its first ``<time>``, or its first date where it has no
+    ``<time>`` (not the "Joined Dec 23, 2009" of the poster's card above
+    the post's own time, nor "3 posts · Joined 2024" after the name). The
+    same holds an entry of a listing whose date line the model dropped."""
+    runs: dict = {}
+    for i, k in enumerate(kept):
+        if k:
+            runs.setdefault(keys[i], []).append(i)
+    posts: set = set()
+    for run in runs.values():
+        if len(run) < 2:
+            continue
+        paths = []
+        for i in run:
+            path = [nodes[i]]
+            while parents[path[-1]] >= 0:
+                path.append(parents[path[-1]])
+            paths.append(path[::-1])  # top first
+        depth = 0
+        while all(len(p) > depth + 1 for p in paths) and len({p[depth] for p in paths}) == 1:
+            depth += 1
+        children = {p[depth] for p in paths if len(p) > depth}
+        if len(children) >= 2 and depth and len({p[depth - 1] for p in paths}) == 1:
+            posts |= children
+    if not posts:
+        return kept
+    post_of = [-1] * len(parents)
+    for e, up in enumerate(parents):  # a parent is numbered before its children
+        post_of[e] = e if e in posts else (post_of[up] if up >= 0 else -1)
+    heads: dict = {}  # post: (block, kind) of each block above its text
+    begun: set = set()  # posts whose text began
+    for i, node in enumerate(nodes):
+        post = post_of[node]
+        if post < 0 or post in begun:
+            continue
+        if kept[i]:
+            if words[i] >= BODY_WORDS:
+                begun.add(post)
+        elif k := kind(i):
+            heads.setdefault(post, []).append((i, k))
+    out = list(kept)
+    for post, head in heads.items():
+        if post in begun:  # a post with no text of its own has no head either
+            for wanted in (NAME, TIME if any(k == TIME for _, k in head) else DATE):
+                i = next((i for i, k in head if k == wanted), -1)
+                if i >= 0:
+                    out[i] = True
+    return out
+
+
+_TRAIL_BIT = _HINT_BIT["breadcrumb"]
+
+#: How many levels above a block the breadcrumb trail that holds it may be.
+_TRAIL_REACH = 4
+
+_TRAIL_LABEL = re.compile(r"breadcrumb", re.IGNORECASE)
+
+#: Elements whose class speaks for the whole page (feature flags), not a part.
+_PAGE_TAGS = frozenset(("body", "html"))
+
+
+def in_trail(block: Block) -> bool:
+    """Whether a short block is a step of a breadcrumb trail (told by
+    markup: ``aria-current="page"``, schema.org's ``BreadcrumbList``, a
+    class or label that says breadcrumb). Its last step is the page's own
+    title, which the model kept above the headline ("UX Researcher" twice,
+    and as a one-item list in ``clean_html``); a trail is never content."""
+    if block.words > HEAD_WORDS:
+        return False
+    el = block.element
+    if any(e.get("aria-current") in ("page", "location") for e in (el, *el)):  # the step or its link
+        return True
+    for _ in range(_TRAIL_REACH):
+        if el is None or el.tag in _PAGE_TAGS:
+            return False
+        if _hint_bits(el.get("class"), el.get("id")) & _TRAIL_BIT or _TRAIL_LABEL.search(
+                f"{el.get('aria-label') or ''} {el.get('itemtype') or ''}"):
+            return True
+        el = el.getparent()
+    return False
+
+
+def keep_labels(tags: list[str], near: list[bool], kept: list[bool]) -> list[bool]:
+    """A heading or term the site shares, over the page's own section
+    (``_phrases.section_labels``: "What you bring", "Ingredients", "Start
+    date"; near-boilerplate to the model), is kept where the block right
+    after it is: a section's label goes with it, as a reader sees it."""
+    out = list(kept)
+    for i in range(len(kept) - 1):
+        if near[i] and not kept[i] and kept[i + 1] and tags[i] in LABEL_TAGS:
+            out[i] = True
+    return out

@@ -1,5 +1,6 @@
-"""Text-level elements: when a shared one is a word of the page's own
-sentence rather than template (``_clean.dropped_entries``)."""
+"""When a subtree the site shares is part of the page's own text rather
+than template (``_clean.dropped_entries``): a text-level element inside a
+sentence, a label before its own value, a heading over its own section."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import re
 
 from lxml import etree
 
-__all__ = ["PHRASE_TAGS", "mid_sentence", "phrase"]
+__all__ = ["LABEL_TAGS", "PHRASE_TAGS", "mid_sentence", "phrase", "section_labels"]
 
 #: Text-level tags (HTML's phrasing content). A shared one whose parent the
 #: page does not share is a word of the page's own sentence ("by <span>Paulo
@@ -38,8 +39,9 @@ _WORD = re.compile(r"\w")
 def mid_sentence(el: etree._Element) -> bool:
     """Whether a text-level element stands inside a sentence: words before
     it in its parent and words (or the sentence's punctuation) after it
-    ("Start with the <a>Quickstart</a>, then ..."). Boilerplate mode keeps
-    those: removing them left "Start with the , then"."""
+    ("Start with the <a>Quickstart</a>, then ..."), or a label before its
+    own words ("<span>Prep:</span> 20 minutes"). Boilerplate mode keeps
+    those: removing them left "Start with the , then" and "20 minutes"."""
     if not phrase(el):
         return False
     # The sentence is around the outermost text-level element that holds
@@ -52,7 +54,31 @@ def mid_sentence(el: etree._Element) -> bool:
     tail = (el.tail or "").strip()
     if not tail or not (_WORD.search(tail) or tail[0] in ",.;:!?)"):
         return False
+    if _WORD.search(tail) and "".join(el.itertext()).rstrip().endswith(":"):
+        return True  # a label before its value: "<span>Prep:</span> 20 minutes"
     prev = el.getprevious()
     before = (prev.tail or "") + ("".join(prev.itertext()) if phrase(prev) else "") if prev is not None \
         else (el.getparent().text or "") if el.getparent() is not None else ""
     return bool(_WORD.search(before))
+
+
+#: Elements that label what follows them: headings and a definition's term.
+LABEL_TAGS = frozenset(("h2", "h3", "h4", "h5", "h6", "dt"))
+
+
+def section_labels(elements: list[etree._Element]) -> set[etree._Element]:
+    """Of shared subtrees (``elements``), the headings and terms whose next
+    element is the page's own (not shared, with words): "What you bring"
+    over each job's list, "Start date" over its day. Every page of the
+    site has them, so they were template, and the page's own sections and
+    values lost their labels, in both modes."""
+    shared = set(elements)
+    labels = set()
+    for el in elements:
+        if el.tag in LABEL_TAGS:
+            nxt = el.getnext()
+            while nxt is not None and not isinstance(nxt.tag, str):
+                nxt = nxt.getnext()
+            if nxt is not None and nxt not in shared and any(_WORD.search(t) for t in nxt.itertext()):
+                labels.add(el)
+    return labels

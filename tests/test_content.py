@@ -474,6 +474,121 @@ def test_a_reply_s_quote_left_out_takes_its_quote_line_with_it():
     assert "wrote:" not in result.html and "<blockquote>" not in result.html and "wrote:" not in result.markdown
 
 
+def _thread(k: int) -> tuple[str, str, list[tuple[str, str, str]]]:
+    """A thread of a forum shaped like XenForo's: each post a user card
+    (avatar letter, name, "N posts · Joined" line), its number and date,
+    its text and a bar of buttons; (url, html, (name, date line, text) of each post)."""
+    rng = random.Random(f"thread/{k}")
+    posts = []
+    for j in range(4 + k % 3):
+        name = f"rider{rng.randint(10, 99)}_{j}"
+        when = f"#{j + 1} · Jun {k + j + 2}, 2024"
+        text = f"{sentence(rng, 24)} {sentence(rng, 16)}"
+        posts.append((name, when, text))
+    body = "".join(
+        f"<article class='message'><div class='message-user'><div class='avatar'>{name[0].upper()}</div>"
+        f"<h4 class='message-name'><a href='/members/{name}'>{name}</a></h4>"
+        f"<div class='message-userExtras'>{100 + j} posts · Joined 2019</div></div>"
+        f"<div class='message-main'><div class='message-attribution'><time datetime='2024-06-{k + j + 2:02d}'>"
+        f"{when}</time></div><div class='message-body'><p>{text}</p></div>"
+        f"<div class='actionBar'><a href='#r'>Reply</a> <a href='#q'>Quote</a> <a href='#l'>Like</a></div>"
+        f"</div></article>" for j, (name, when, text) in enumerate(posts))
+    html = f"""<html><body><header><a href="/">Trail Forum</a> <a href="/new">New posts</a></header>
+<main><h1>{sentence(rng, 6)[:-1]}</h1><div class="block-body">{body}</div></main>
+<aside><h3>Forum statistics</h3><p>Threads 12,004 Members 5,310</p></aside>
+<footer><p>Community platform by us.</p></footer></body></html>"""
+    return f"https://forum.example/threads/{k}/", html, posts
+
+
+def test_each_post_of_a_thread_keeps_its_author_and_date():
+    """A thread's posts are its content, with who wrote each and when: the
+    model kept the posts' text and left out their short author and date
+    lines (WCXB's gold keeps them). Not the poster's counts, nor the
+    buttons under each post; with or without a site model."""
+    pages = [_thread(k) for k in range(6)]
+    model = SiteModel.fit([Page(h, u) for u, h, _ in pages])
+    for m in (model, None):
+        for url, html, posts in pages[:3]:
+            text = clean_page(Page(html, url), m, mode="content").text
+            for name, when, said in posts[1:]:
+                assert f"{name}\n{when}\n{said}" in text, (url, m, text)
+            assert "Joined 2019" not in text and "Quote" not in text, (url, m)
+
+
+def test_a_breadcrumb_s_last_step_is_not_the_page_s_text():
+    """A breadcrumb trail ends with the page's own title, which differs from
+    page to page, so the site model leaves it, and the model kept it as if
+    it were the headline: "UX Researcher" twice in clean_text, a one-item
+    list atop clean_html. Told by markup (``aria-current``, a class, a
+    schema.org ``BreadcrumbList``), with or without a site model."""
+    titles = ["Senior Backend Engineer (Python)", "UX Researcher", "Warehouse Shift Lead",
+              "Data Analyst, Marketing", "Frontend Developer (React)", "Payroll Specialist"]
+    trails = [
+        '<nav aria-label="Breadcrumb"><ol><li><a href="/">Home</a></li><li><a href="/jobs/">Jobs</a></li>'
+        '<li aria-current="page">{t}</li></ol></nav>',
+        '<ol class="crumbs" itemscope itemtype="https://schema.org/BreadcrumbList"><li><a href="/">Home</a></li>'
+        '<li><span>{t}</span></li></ol>',
+        '<div class="breadcrumbs"><a href="/">Home</a> › <span class="last">{t}</span></div>',
+    ]
+    rng = random.Random("crumbs")
+    for trail in trails:
+        pages = []
+        for k, t in enumerate(titles):
+            body = "".join(f"<p>{sentence(rng, 22)}</p>" for _ in range(4))
+            pages.append((f"https://jobs.example/{k}", f"""<html><head><title>{t} | Acme Jobs</title></head><body>
+<header><a href="/">Acme Jobs</a> <a href="/about">About</a></header>{trail.format(t=t)}
+<main><article><h1>{t}</h1><p>Posted {k + 1} March 2025</p>{body}</article></main>
+<footer><p>All rights reserved.</p></footer></body></html>"""))
+        model = SiteModel.fit([Page(h, u) for u, h in pages])
+        for m in (model, None):
+            for (url, html), t in list(zip(pages, titles))[:3]:
+                result = clean_page(Page(html, url), m, mode="content")
+                assert result.text.count(t) == 1 and result.text.startswith(t), (trail, url, m, result.text)
+                assert "<li>" not in result.html, (trail, url, m)
+
+
+def _job(k: int) -> tuple[str, str, list[str], list[str]]:
+    """A job ad whose section headings, fact labels and label spans every ad
+    of the site repeats, over the ad's own lists and values: (url, html,
+    its own lines, the labels)."""
+    rng = random.Random(f"job/{k}")
+    bring = [sentence(rng, 7)[:-1] for _ in range(3)]
+    offer = [sentence(rng, 6)[:-1] for _ in range(2)]
+    facts = [f"{30 + k} hours a week", f"{k + 1} May 2025"]
+    own = [sentence(rng, 24), *bring, *offer, *facts, f"{20 + k} people"]
+    main = (f"<h1>{sentence(rng, 4)[:-1]}</h1><p>{own[0]}</p>"
+            f"<h2>What you bring</h2><ul>{''.join(f'<li>{b}</li>' for b in bring)}</ul>"
+            f"<h2>What we offer</h2><ul>{''.join(f'<li>{o}</li>' for o in offer)}</ul>"
+            f"<h3>Key facts</h3><dl><dt>Hours</dt><dd>{facts[0]}</dd><dt>Start date</dt><dd>{facts[1]}</dd></dl>"
+            f"<p><span class='label'>Team:</span> {own[-1]}</p>")
+    return (f"https://jobs.example/ad/{k}", f"""<html><body><header><a href="/">Acme Jobs</a>
+<a href="/about">About us</a></header><main>{main}</main>
+<aside><h3>Get jobs like this</h3><ul><li>Alerts by email</li><li>Saved searches</li></ul></aside>
+<footer><h4>Company</h4><ul><li>Imprint</li><li>Privacy</li></ul></footer></body></html>""",
+            own, ["What you bring", "What we offer", "Key facts", "Hours", "Start date", "Team:"])
+
+
+def test_shared_section_headings_and_labels_stay_over_the_page_s_own_content():
+    """Every job ad has "What you bring" over its own list and "Start date"
+    over its own day: the site shares them, so both modes removed them and
+    left lists and values without their labels. A shared heading or term
+    whose next element is the page's own stays (content mode: where what
+    follows it is kept), and a shared label span before the page's own
+    words; the sidebar's and the footer's headings, over shared lists, go."""
+    pages = [_job(k) for k in range(6)]
+    model = SiteModel.fit([Page(h, u) for u, h, _, _ in pages])
+    for mode in ("boilerplate", "content"):
+        for url, html, own, labels in pages[:3]:
+            text = clean_page(Page(html, url), model, mode=mode).text
+            lines = [" ".join(line.split()) for line in text.splitlines()]
+            for line in own:
+                assert any(line in x for x in lines), (mode, url, line, text)
+            for label in labels:
+                assert any(x.startswith(label) for x in lines), (mode, url, label, text)
+            for gone in ("Get jobs like this", "Alerts by email", "Company", "Imprint"):
+                assert gone not in text, (mode, url, gone)
+
+
 def test_a_data_table_in_the_article_is_kept_whole():
     """Table rows are blocks of their own, short and mostly numbers: scored
     one by one, most of an article's table (and its header row) was lost.
