@@ -74,7 +74,7 @@ def template_of(page: Page, model: SiteModel | None) -> set:
     if model is None:
         return set()
     signed = page.signed
-    found, refused = dropped_entries(signed, model.boilerplate, True)
+    found, refused, _ = dropped_entries(signed, model.boilerplate, True)
     total = signed.total_chars
     share = sum(signed.chars[i] for i in found) / total if total else 0.0
     if (refused and not found) or share >= EMPTIED_SHARE:

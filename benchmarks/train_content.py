@@ -52,7 +52,8 @@ from scrapy_deboiler._content import (  # noqa: E402
     place_keys, shown_text, visible_blocks)
 from scrapy_deboiler._decide import keep_tables, table_spans  # noqa: E402
 from scrapy_deboiler._kept_rules import (  # noqa: E402
-    drop_bare_quotes, drop_comments, head_kind, in_trail, keep_code, keep_definitions, keep_labels, keep_post_heads)
+    drop_bare_quotes, drop_comments, head_kind, in_control, in_trail, keep_code, keep_definitions, keep_labels,
+    keep_post_heads)
 
 from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 
@@ -131,13 +132,13 @@ def load(path: str, min_site_pages: int, variants: bool = False):
                     if m is model:
                         extra[name] = (rows, [b.text for b in blocks], keys, container, tree, tags, spans,
                                        [shown_text(b) for b in blocks], [head_kind(b) for b in blocks],
-                                       [in_trail(b) for b in blocks], [b.near for b in blocks])
+                                       [in_trail(b) or in_control(b) for b in blocks], [b.near for b in blocks])
                     else:
                         b2, rows2, keys2, container2, tree2 = page_view(p, m)
                         extra[name] = (np.array(rows2).reshape(len(b2), FEATURE_COUNT), [b.text for b in b2],
                                        keys2, container2, tree2, [b.element.tag for b in b2], table_spans(b2),
                                        [shown_text(b) for b in b2], [head_kind(b) for b in b2],
-                                       [in_trail(b) for b in b2], [b.near for b in b2])
+                                       [in_trail(b) or in_control(b) for b in b2], [b.near for b in b2])
             head = headline(rows)
             title = p.root.findtext(".//title") or ""
             pages.append((site, r["id"], rows,
@@ -145,7 +146,7 @@ def load(path: str, min_site_pages: int, variants: bool = False):
                           [b.text for b in blocks], weights(blocks), keys, container, extra,
                           body_flags(blocks, [True] * len(blocks), title), tree, tags, spans,
                           [shown_text(b) for b in blocks], [head_kind(b) for b in blocks],
-                          [in_trail(b) for b in blocks], [b.near for b in blocks]))
+                          [in_trail(b) or in_control(b) for b in blocks], [b.near for b in blocks]))
     return pages
 
 

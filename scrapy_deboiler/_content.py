@@ -36,8 +36,8 @@ from ._decide import (STAGE2_FEATURES, body_flags, decide, drop_repeats, keep, k
 from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF, _hint_bits, _hint_cache,
                         block_features, headline_index, page_columns, place_keys)
 from ._hidden import _class_hides, _is_hidden
-from ._kept_rules import (drop_bare_quotes, drop_comments, head_kind, in_trail, keep_code, keep_definitions,
-                          keep_labels, keep_post_heads)
+from ._kept_rules import (drop_bare_quotes, drop_comments, head_kind, in_control, in_trail, keep_code,
+                          keep_definitions, keep_labels, keep_post_heads)
 from ._text import BLOCK_TAGS, PERMALINK_MARKS, SKIP_TAGS, pre_text
 
 # The names the training script, the tests and the other modules have
@@ -460,7 +460,7 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     if "dt" in tags or "dd" in tags:
         kept = keep_definitions(tags, kept, *tree)
     kept = keep_labels(tags, [b.near for b in blocks], kept)
-    kept = [k and not in_trail(b) for k, b in zip(kept, blocks)]
+    kept = [k and not (in_trail(b) or in_control(b)) for k, b in zip(kept, blocks)]
     return blocks, scores, kept
 
 

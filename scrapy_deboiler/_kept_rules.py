@@ -13,8 +13,9 @@ from ._dates import find_days
 from ._features import _HINT_BIT, _hint_bits
 from ._phrases import LABEL_TAGS
 
-__all__ = ["ARTICLE_WORDS", "BODY_WORDS", "CODE_REACH", "HEAD_WORDS", "QUOTE_LINE_WORDS", "drop_bare_quotes",
-           "drop_comments", "head_kind", "in_trail", "keep_code", "keep_definitions", "keep_labels", "keep_post_heads"]
+__all__ = ["ARTICLE_WORDS", "BODY_WORDS", "CODE_REACH", "CONTROL_WORDS", "HEAD_WORDS", "QUOTE_LINE_WORDS",
+           "drop_bare_quotes", "drop_comments", "head_kind", "in_control", "in_trail", "keep_code", "keep_definitions",
+           "keep_labels", "keep_post_heads"]
 
 
 #: How many levels above a code block its container with the kept block
@@ -263,3 +264,42 @@ def keep_labels(tags: list[str], near: list[bool], kept: list[bool]) -> list[boo
         if near[i] and not kept[i] and kept[i + 1] and tags[i] in LABEL_TAGS:
             out[i] = True
     return out
+
+
+#: A control's words at most: "Apply now", "Jump to Recipe", "Print Recipe".
+CONTROL_WORDS = 6
+
+_BUTTON_CLASS = re.compile(r"(?:^|[\s_-])(?:btn|button)(?:$|[\s_-])", re.IGNORECASE)
+
+
+def _control(el) -> bool:
+    """A button, a link styled as one, or a form control's label."""
+    tag = el.tag
+    if tag in ("button", "label", "select", "option") or el.get("role") == "button":
+        return True
+    return tag in ("a", "span", "div") and bool(_BUTTON_CLASS.search(el.get("class") or ""))
+
+
+def in_control(block: Block) -> bool:
+    """Whether a short block's words are all a control's: a button ("Apply
+    now", "Jump to Recipe"), a link styled as one, a filter's checkbox label
+    ("Full-time (128)"). A reader acts on them; they are not what the page
+    says, and the model kept some beside the text they sit in."""
+    if block.words > CONTROL_WORDS or not block.words:
+        return False
+    el = block.element
+    if _control(el):
+        return True
+    if (el.text or "").strip():
+        return False
+    found = False
+    for child in el:
+        if not isinstance(child.tag, str):
+            continue
+        if _control(child):
+            found = True
+        elif "".join(child.itertext()).strip():
+            return False
+        if (child.tail or "").strip():
+            return False
+    return found

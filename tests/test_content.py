@@ -589,6 +589,34 @@ def test_shared_section_headings_and_labels_stay_over_the_page_s_own_content():
                 assert gone not in text, (mode, url, gone)
 
 
+def test_buttons_and_filters_are_not_the_page_s_text():
+    """A recipe's "Jump to Recipe" and "Print Recipe", a job's "Apply now",
+    a listing's filter checkboxes: a reader acts on them, they are not what
+    the page says, and the model kept some beside the text they sit in. A
+    link in a sentence and a link list of the page's own entries stay."""
+    rng = random.Random("controls")
+    pages = []
+    for k in range(6):
+        steps = "".join(f"<li>{sentence(rng, 14)}</li>" for _ in range(5))
+        pages.append((f"https://cook.example/r/{k}", f"""<html><body><header><a href="/">Cook</a></header>
+<main><h1>{sentence(rng, 5)[:-1]}</h1>
+<div class="actions"><a class="btn btn-primary" href="#recipe">Jump to Recipe</a>
+<button type="button">Print Recipe</button></div>
+<p>{sentence(rng, 26)} See <a href="/r/{k + 1}">the stock recipe {k}</a> first.</p>
+<p>{sentence(rng, 30)}</p><h2>Steps</h2><ol>{steps}</ol>
+<form class="filters"><fieldset><legend>Diet</legend><label><input type="checkbox"> Vegetarian ({k + 12})</label>
+<label><input type="checkbox"> Vegan ({k + 4})</label></fieldset></form>
+<p><a class="wp-block-button__link" href="/shop/{k}">Buy the pan</a></p></main>
+<footer><p>All rights reserved.</p></footer></body></html>"""))
+    model = SiteModel.fit([Page(h, u) for u, h in pages])
+    for m in (model, None):
+        for url, html in pages[:3]:
+            text = clean_page(Page(html, url), m, mode="content").text
+            for control in ("Jump to Recipe", "Print Recipe", "Vegetarian", "Vegan", "Buy the pan"):
+                assert control not in text, (url, m, control)
+            assert "See the stock recipe" in text and text.count("\n") >= 8, (url, m, text)
+
+
 def test_a_data_table_in_the_article_is_kept_whole():
     """Table rows are blocks of their own, short and mostly numbers: scored
     one by one, most of an article's table (and its header row) was lost.
