@@ -168,6 +168,9 @@ def page_summary(root: etree._Element, url: str = "",
 NEAR_AFTER = 12
 NEAR_BEFORE = 3
 NEAR_CHARS = 1500
+#: A line of at most this many words: a date inside a paragraph ("refundable
+#: until August 15, 2024") is what the text says, not when it was written.
+NEAR_WORDS = 15
 
 
 _SUBHEADS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
@@ -196,10 +199,10 @@ def _near_headline(blocks: list, at: int, month_first: bool) -> tuple[str, bool,
     cut = next((k for k, t in enumerate(tags) if t in _SUBHEADS), len(after))
     if cut == len(after) or tags.count(tags[cut]) < LIST_HEADINGS:
         cut = len(after)
-    text = "\n".join(b.text for b in after[:cut])[:NEAR_CHARS]
+    text = "\n".join(b.text for b in after[:cut] if b.words <= NEAR_WORDS)[:NEAR_CHARS]
     days = find_days(text, month_first, limit=2)
     if not days:
-        text = "\n".join(b.text for b in blocks[max(0, at - NEAR_BEFORE):at])[-NEAR_CHARS:]
+        text = "\n".join(b.text for b in blocks[max(0, at - NEAR_BEFORE):at] if b.words <= NEAR_WORDS)[-NEAR_CHARS:]
         days = find_days(text, month_first, limit=2)
     if not days:
         return None

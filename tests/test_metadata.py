@@ -326,6 +326,18 @@ def test_a_forum_threads_first_post_is_its_date():
     assert meta_of(html, "https://forum.example.com/threads/watch.123/")["published"] == "2024-01-14"
 
 
+def test_a_date_inside_a_paragraph_below_the_headline_is_not_the_page_s():
+    """An FAQ's first answer says "refundable until August 15, 2024": a
+    date the text speaks of, not when it was written (a new user's FAQ was
+    published that day). A short line under the headline still dates it."""
+    answer = ("Tickets bought before the early-bird deadline are fully refundable until August 15, 2024, "
+              "after which we can transfer them to a colleague of yours at no cost.")
+    html = f"<html><body><h1>Frequently asked questions</h1><p>{answer}</p><p>{PROSE}</p></body></html>"
+    assert meta_of(html, "https://conf.example/faq")["published"] is None
+    dated = html.replace("<p>Tickets", "<p>Posted on June 3, 2024</p><p>Tickets")
+    assert meta_of(dated, "https://conf.example/faq")["published"] == "2024-06-03"
+
+
 def test_undated_page_has_no_date():
     html = "<html><body><h1>Our services</h1><p>" + PROSE + "</p><footer>© 2025</footer></body></html>"
     assert meta_of(html, "https://example.com/services")["published"] is None
