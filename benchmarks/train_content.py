@@ -52,8 +52,8 @@ from scrapy_deboiler._content import (  # noqa: E402
     place_keys, shown_text, visible_blocks)
 from scrapy_deboiler._decide import keep_tables, table_spans  # noqa: E402
 from scrapy_deboiler._kept_rules import (  # noqa: E402
-    drop_bare_quotes, drop_comments, head_kind, in_control, in_trail, keep_code, keep_definitions, keep_labels,
-    keep_post_heads)
+    drop_bare_quotes, drop_comments, drop_navigation, head_kind, keep_code, keep_definitions, keep_labels,
+    keep_lists, keep_post_heads, navigation_kind)
 
 from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 
@@ -111,7 +111,7 @@ def load(path: str, min_site_pages: int, variants: bool = False):
             r = json.loads(line)
             sites[r["domain"]].append(r)
     # (site, id, rows, labels, texts, weights, place keys, container or None, extra, body blocks, tree, tags,
-    #  data tables' spans, texts as clean_text writes them, head_kind, in_trail and near of each)
+    #  data tables' spans, texts as clean_text writes them, head_kind, navigation_kind and near of each)
     pages = []
     for site, recs in sorted(sites.items()):
         parsed = [Page(r["html"], r.get("url") or "") for r in recs]
@@ -132,13 +132,13 @@ def load(path: str, min_site_pages: int, variants: bool = False):
                     if m is model:
                         extra[name] = (rows, [b.text for b in blocks], keys, container, tree, tags, spans,
                                        [shown_text(b) for b in blocks], [head_kind(b) for b in blocks],
-                                       [in_trail(b) or in_control(b) for b in blocks], [b.near for b in blocks])
+                                       [navigation_kind(b) for b in blocks], [b.near for b in blocks])
                     else:
                         b2, rows2, keys2, container2, tree2 = page_view(p, m)
                         extra[name] = (np.array(rows2).reshape(len(b2), FEATURE_COUNT), [b.text for b in b2],
                                        keys2, container2, tree2, [b.element.tag for b in b2], table_spans(b2),
                                        [shown_text(b) for b in b2], [head_kind(b) for b in b2],
-                                       [in_trail(b) or in_control(b) for b in b2], [b.near for b in b2])
+                                       [navigation_kind(b) for b in b2], [b.near for b in b2])
             head = headline(rows)
             title = p.root.findtext(".//title") or ""
             pages.append((site, r["id"], rows,
@@ -146,7 +146,7 @@ def load(path: str, min_site_pages: int, variants: bool = False):
                           [b.text for b in blocks], weights(blocks), keys, container, extra,
                           body_flags(blocks, [True] * len(blocks), title), tree, tags, spans,
                           [shown_text(b) for b in blocks], [head_kind(b) for b in blocks],
-                          [in_trail(b) or in_control(b) for b in blocks], [b.near for b in blocks]))
+                          [navigation_kind(b) for b in blocks], [b.near for b in blocks]))
     return pages
 
 
@@ -167,7 +167,7 @@ def first_scores(model: dict, rows, keys: list[str], container) -> list[float]:
 
 def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
               tree, tags: list[str], spans, shown: list[str] | None = None,
-              kinds: list[int] | None = None, trail: list[bool] | None = None,
+              kinds: list[int] | None = None, trail: list[int] | None = None,
               near: list[bool] | None = None) -> tuple[str, list[float], list[bool]]:
     """Content mode's text of a page out of fold, as clean_page gives it (a
     page with a container is one without a site model): ``_content.decide``
@@ -176,23 +176,25 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
     scores = first_scores(model, rows, keys, container)
     scores, flags = decide(_content_model(model), scores, tree[0], tree[1], tree[2:], headline(rows), keys,
                            container is not None, [row[COMMENT_COLUMN] == 1.0 for row in rows])
-    flags = keep_tables(spans, flags)
+    flags = keep_tables(spans, flags, tags)
     if "pre" in tags:
         flags = keep_code(tags, flags, tree[2], tree[3])
     comments = [row[COMMENT_COLUMN] == 1.0 for row in rows]
     if any(comments):
         flags = drop_comments(tree[0], flags, comments, tags)
-    flags = drop_repeats(texts, tree[0], keys, tags, flags)
-    if "blockquote" in tags:
-        flags = drop_bare_quotes(tags, tree[0], flags, tree[2], tree[3])
     if kinds is not None:
         flags = keep_post_heads(tree[0], flags, tree[2], tree[3], keys, kinds.__getitem__)
+    if "li" in tags:
+        flags = keep_lists(tags, flags, tree[2], tree[3])
     if "dt" in tags or "dd" in tags:
         flags = keep_definitions(tags, flags, tree[2], tree[3])
     if near is not None:
         flags = keep_labels(tags, near, flags)
     if trail is not None:
-        flags = [f and not t for f, t in zip(flags, trail)]
+        flags = drop_navigation(tags, flags, trail.__getitem__)
+    flags = drop_repeats(texts, tree[0], keys, tags, flags)
+    if "blockquote" in tags:
+        flags = drop_bare_quotes(tags, tree[0], flags, tree[2], tree[3])
     return "\n".join(t for t, k in zip(shown or texts, flags) if k), scores, flags
 
 

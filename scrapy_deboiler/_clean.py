@@ -18,7 +18,7 @@ from ._limits import DEFAULT_LIMITS, Limits, Skip, check_page
 from ._loading import empty_root, parse_html
 from ._markdown import content_tree, tree_markdown
 from ._model import SiteModel
-from ._phrases import mid_sentence, phrase, section_labels
+from ._phrases import list_entries, mid_sentence, phrase, section_labels
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import drop as _drop
 from ._text import layout_table, tree_text
@@ -281,7 +281,8 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
     """``outermost_dropped``, whether a whole-page structure-only match was
     refused (``_whole_page``: the entries then are the shared parts inside
     it), and the shared entries left as labels of the page's own sections
-    (``section_labels``)."""
+    (``section_labels``). Entries of its lists (``list_entries``) are left
+    too."""
     found = outermost(signed, signatures)
     refused = _whole_page(signed, found) if signed.shapes else set()
     if refused:
@@ -294,8 +295,10 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
     found = _outside_data_tables(signed, found)
     own = phrase if phrases else mid_sentence
     entries = [(i, e) for i in found if not own(e := signed.element(i))]
-    labels = section_labels([e for _, e in entries])
-    return [i for i, e in entries if e not in labels], bool(refused), [i for i, e in entries if e in labels]
+    elements = [e for _, e in entries]
+    labels = section_labels(elements)
+    own = labels | list_entries(elements)
+    return [i for i, e in entries if e not in own], bool(refused), [i for i, e in entries if e in labels]
 
 
 def outermost_dropped(signed: SignedTree, signatures: frozenset[str] | set[str],

@@ -36,9 +36,9 @@ from ._decide import (STAGE2_FEATURES, body_flags, decide, drop_repeats, keep, k
 from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF, _hint_bits, _hint_cache,
                         block_features, headline_index, page_columns, place_keys)
 from ._hidden import _class_hides, _is_hidden
-from ._kept_rules import (drop_bare_quotes, drop_comments, head_kind, in_control, in_trail, keep_code,
-                          keep_definitions, keep_labels, keep_post_heads)
-from ._text import BLOCK_TAGS, PERMALINK_MARKS, SKIP_TAGS, pre_text
+from ._kept_rules import (drop_bare_quotes, drop_comments, drop_navigation, head_kind, keep_code, keep_definitions,
+                          keep_labels, keep_lists, keep_post_heads, navigation_kind)
+from ._text import BLOCK_TAGS, PERMALINK_MARKS, SKIP_TAGS, permalink, pre_text
 
 # The names the training script, the tests and the other modules have
 # always read from here (the parts moved to _block, _features,
@@ -439,8 +439,8 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
                           comments if tree is not None else None)
     tags = [b.tag if type(b) is _TableBlock else b.element.tag for b in blocks]
     sliver = tree is None and listing_sliver(words, kept)  # decide's keep_listing, without its tree
-    if tree is None and (sliver or "pre" in tags or "blockquote" in tags):
-        tree = block_tree(blocks)  # built only where a rule below asks for it
+    if tree is None and (sliver or "pre" in tags):
+        tree = block_tree(blocks)  # built here only where a rule below asks for it
     if sliver:
         assert tree is not None
         kept = keep_listing(words, kept, *tree, keys, comments)
@@ -450,18 +450,25 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
         kept = keep_code(tags, kept, *tree)
     if any(comments):
         kept = drop_comments(words, kept, comments, tags)
-    kept = drop_repeats([b.text for b in blocks], words, keys, tags, kept)
-    if "blockquote" in tags:
-        assert tree is not None
-        kept = drop_bare_quotes(tags, words, kept, *tree)
     if tree is None:
         tree = block_tree(blocks)
     kept = keep_post_heads(words, kept, *tree, keys, lambda i: head_kind(blocks[i]))
+    if "li" in tags:
+        kept = keep_lists(tags, kept, *tree)
     if "dt" in tags or "dd" in tags:
         kept = keep_definitions(tags, kept, *tree)
     kept = keep_labels(tags, [b.near for b in blocks], kept)
-    kept = [k and not (in_trail(b) or in_control(b)) for k, b in zip(kept, blocks)]
+    # Navigation out before repeats: a trail's last step repeats the headline, which must stay.
+    kinds: dict[int, int] = {}
+    kept = drop_navigation(tags, kept, lambda i: kinds[i] if i in kinds else kinds.setdefault(
+        i, navigation_kind(blocks[i])))
+    kept = drop_repeats([b.text for b in blocks], words, keys, tags, kept)
+    if "blockquote" in tags:
+        kept = drop_bare_quotes(tags, words, kept, *tree)
     return blocks, scores, kept
+
+
+_HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 
 
 def _in_comments(blocks: list[Block]) -> list[bool]:
@@ -540,4 +547,6 @@ def select_content(root: etree._Element, model: ContentModel | None = None,
     # with its own line breaks and indentation.
     text = "\n".join(pre_text(b.element, _NESTED_BLOCKS, skip) if tag == "pre" else shown_text(b)
                       for b, tag in zip(kept, tags))
-    return text, content_html(root, elements, skip, _is_hidden, url), comments
+    # A heading's permalink ("Installation¶") is left out of the HTML as of the text.
+    marks = {a for el, tag in zip(elements, tags) if tag in _HEADING_TAGS for a in el.iter("a") if permalink(a)}
+    return text, content_html(root, elements, skip | marks if marks else skip, _is_hidden, url), comments

@@ -420,10 +420,12 @@ def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:
     """A data table in the kept text is kept whole. Its rows are blocks of
     their own, short and often numbers, which the model scores low one by
     one: a trial's article tables kept 7 of 27, header rows lost. A table
-    (not a layout table, rows not mostly links) whose rows are a third or
+    (not a layout table, most rows not links alone) whose rows are a third or
     more kept, or that sits between kept blocks (other such tables beside
-    it do not count as a gap), keeps every block in it."""
-    return keep_tables(table_spans(blocks, kept), kept)
+    it do not count as a gap) or right under a kept heading, keeps every
+    block in it."""
+    return keep_tables(table_spans(blocks, kept), kept,
+                       [b.tag if type(b) is _TableBlock else b.element.tag for b in blocks])
 
 
 def table_spans(blocks: list[Block], kept: list[bool] | None = None) -> list[tuple[range, list[int]]]:
@@ -446,16 +448,20 @@ def table_spans(blocks: list[Block], kept: list[bool] | None = None) -> list[tup
         span = range(lo, hi + 1)
         if len(rows) < 2 or (kept is not None and all(kept[j] for j in span)) or layout_table(table):
             continue
-        chars = sum(len(blocks[j].text) for j in span)
-        if sum(blocks[j].link_chars for j in span) * 2 > chars:
-            continue  # a table of links: navigation
+        if 2 * sum(10 * blocks[j].link_chars >= 9 * len(blocks[j].text) for j in rows) > len(rows):
+            continue  # a table of links: navigation (a schedule's rows link their talks, with a time beside)
         spans.append((span, rows))
     return spans
 
 
-def keep_tables(spans: list[tuple[range, list[int]]], kept: list[bool]) -> list[bool]:
+_TABLE_HEADINGS = frozenset(("h2", "h3", "h4", "h5", "h6", "caption"))
+
+
+def keep_tables(spans: list[tuple[range, list[int]]], kept: list[bool], tags: list[str] | None = None) -> list[bool]:
     """``whole_tables``' decision over the spans ``table_spans`` found
-    (those already kept whole are no gap between kept blocks)."""
+    (those already kept whole are no gap between kept blocks); with
+    ``tags``, a table right under a kept heading is kept too (a page's
+    "Viewings" over its table, the page's last part)."""
     spans = [(span, rows) for span, rows in spans if not all(kept[j] for j in span)]
     in_tables = {j for span, _ in spans for j in span}
     for span, rows in spans:
@@ -465,7 +471,8 @@ def keep_tables(spans: list[tuple[range, list[int]]], kept: list[bool]) -> list[
         while after in in_tables:
             after += 1
         around = before >= 0 and kept[before] and after < len(kept) and kept[after]
-        if around or 3 * sum(kept[j] for j in rows) >= len(rows):
+        led = tags is not None and before >= 0 and kept[before] and tags[before] in _TABLE_HEADINGS
+        if around or led or 3 * sum(kept[j] for j in rows) >= len(rows):
             for j in span:
                 kept[j] = True
     return kept

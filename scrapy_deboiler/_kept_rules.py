@@ -14,8 +14,8 @@ from ._features import _HINT_BIT, _hint_bits
 from ._phrases import LABEL_TAGS
 
 __all__ = ["ARTICLE_WORDS", "BODY_WORDS", "CODE_REACH", "CONTROL_WORDS", "HEAD_WORDS", "QUOTE_LINE_WORDS",
-           "drop_bare_quotes", "drop_comments", "head_kind", "in_control", "in_trail", "keep_code", "keep_definitions",
-           "keep_labels", "keep_post_heads"]
+           "drop_bare_quotes", "drop_comments", "drop_navigation", "head_kind", "in_control", "in_trail",
+           "keep_code", "keep_definitions", "keep_labels", "keep_lists", "keep_post_heads", "navigation_kind"]
 
 
 #: How many levels above a code block its container with the kept block
@@ -53,6 +53,23 @@ def keep_code(tags: list[str], kept: list[bool], nodes: list[int], parents: list
 
 
 _TERM_TAGS = frozenset(("dt", "dd"))
+
+
+def keep_lists(tags: list[str], kept: list[bool], nodes: list[int], parents: list[int]) -> list[bool]:
+    """A list's items go together: kept whole where the model kept half of
+    them, or one of them and the block right before the list (a house's
+    four features kept one; the last of three speakers was lost: items are
+    short and alike, and a list's last ones score lower)."""
+    items: dict[int, list[int]] = {}
+    for i, tag in enumerate(tags):
+        if tag == "li":
+            items.setdefault(parents[nodes[i]], []).append(i)
+    for run in items.values():
+        n = sum(kept[i] for i in run)
+        if n and n < len(run) and (2 * n >= len(run) or _near_kept(run[0], kept, nodes, parents)):
+            for i in run:
+                kept[i] = True
+    return kept
 
 
 def keep_definitions(tags: list[str], kept: list[bool], nodes: list[int], parents: list[int]) -> list[bool]:
@@ -303,3 +320,60 @@ def in_control(block: Block) -> bool:
         if (child.tail or "").strip():
             return False
     return found
+
+
+def _pager(block: Block) -> bool:
+    """A short block of links that are mostly page numbers ("1 2 Next").
+    (Blocks holding form fields were tried too: WCXB lost a ranking's
+    checkbox list of research areas, 0.52 of its page.)"""
+    if block.words > HEAD_WORDS:
+        return False
+    links = [("".join(a.itertext())).strip() for a in block.element.iter("a")]
+    return len(links) >= 2 and 2 * sum(t.isdigit() for t in links) >= len(links) \
+        and 10 * block.link_chars >= 9 * len(block.text.replace(" ", ""))
+
+
+#: ``navigation_kind``'s answers: a trail's step or a control; a table of
+#: contents' entry.
+NAV, TOC = 1, 2
+
+#: Entries of a table of contents right below a heading that make it theirs.
+TOC_RUN = 3
+
+#: An entry of a table of contents holds at most this many words.
+TOC_WORDS = 20
+
+_HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+
+
+def navigation_kind(block: Block) -> int:
+    """``NAV`` for a breadcrumb's step (``in_trail``), a control
+    (``in_control``) or a pager, ``TOC`` for an entry of the page's table of
+    contents (its words, nine tenths of its characters, links to the page's
+    own anchors), else 0."""
+    if in_trail(block) or in_control(block) or _pager(block):
+        return NAV
+    if block.words > TOC_WORDS or 10 * block.link_chars < 9 * len(block.text.replace(" ", "")):
+        return 0  # a sentence that points to a section ("See <a href='#req'>the requirements</a>") stays
+    hrefs = [a.get("href") or "" for a in block.element.iter("a")]
+    return TOC if hrefs and all(h.startswith("#") and len(h) > 1 for h in hrefs) else 0
+
+
+def drop_navigation(tags: list[str], kept: list[bool], kind: Callable[[int], int]) -> list[bool]:
+    """Kept blocks that are navigation, not text: a breadcrumb trail, a
+    control, the entries of a table of contents ("1. Why it matters",
+    links to the page's own sections, which the text itself then gives)
+    and the heading right above ``TOC_RUN`` of them ("Table of
+    Contents"). ``kind``: ``navigation_kind`` of a block, asked only of
+    kept blocks and of those below a kept heading."""
+    out = list(kept)
+    n = len(kept)
+    for i in range(n):
+        if not kept[i]:
+            continue
+        if kind(i):
+            out[i] = False
+        elif tags[i] in _HEADING_TAGS and i + TOC_RUN < n \
+                and all(kind(j) == TOC for j in range(i + 1, i + 1 + TOC_RUN)):
+            out[i] = False
+    return out

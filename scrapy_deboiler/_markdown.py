@@ -16,7 +16,7 @@ import re
 from lxml import etree
 
 from ._content_html import _Urls
-from ._text import BLOCK_TAGS, PERMALINK_MARKS, SKIP_TAGS, drop, layout_table as _layout
+from ._text import BLOCK_TAGS, SKIP_TAGS, drop, permalink, layout_table as _layout
 
 __all__ = ["content_tree", "tree_markdown"]
 
@@ -188,11 +188,6 @@ class _Writer:
         return "".join(out) + ("\n" if out else "")
 
 
-def _permalink(a: etree._Element) -> bool:
-    """Whether a link is a heading's permalink: a mark alone, to a fragment."""
-    return ("#" in (a.get("href") or "") and len(a) == 0 and (a.text or "").strip() in PERMALINK_MARKS)
-
-
 def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
     """Markdown of everything ``root`` shows (a cleaned page, or
     ``content_tree``'s); links and images made absolute by ``absolute``
@@ -234,7 +229,7 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
                     inline.raw(f"![{_escape(alt)}]({_url(el.get('src') or '', absolute)})")
             elif raw:
                 pass
-            elif tag == "a" and _permalink(el):
+            elif tag == "a" and permalink(el):
                 walker.skip_subtree()  # "Installation¶": the heading's anchor, no word of the page
                 stack.append((el, None, None))
                 continue

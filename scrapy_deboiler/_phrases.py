@@ -8,7 +8,7 @@ import re
 
 from lxml import etree
 
-__all__ = ["LABEL_TAGS", "PHRASE_TAGS", "mid_sentence", "phrase", "section_labels"]
+__all__ = ["LABEL_TAGS", "PHRASE_TAGS", "list_entries", "mid_sentence", "phrase", "section_labels"]
 
 #: Text-level tags (HTML's phrasing content). A shared one whose parent the
 #: page does not share is a word of the page's own sentence ("by <span>Paulo
@@ -82,3 +82,32 @@ def section_labels(elements: list[etree._Element]) -> set[etree._Element]:
             if nxt is not None and nxt not in shared and any(_WORD.search(t) for t in nxt.itertext()):
                 labels.add(el)
     return labels
+
+
+#: Entries of a list or a definition list.
+_ENTRY_TAGS = frozenset(("li", "dd"))
+
+
+def list_entries(elements: list[etree._Element]) -> set[etree._Element]:
+    """Of shared subtrees (``elements``), the entries of a list the page
+    does not share, whose other entries are mostly its own: "2 baths" among
+    a house's facts, on three neighbouring pages. A short value repeats
+    across a site's pages by chance, and left a hole in each list it was
+    in. Not an entry that links or acts ("News" in a menu whose other
+    entries change, "Reply to this comment"): those are navigation."""
+    shared = set(elements)
+    entries = set()
+    for el in elements:
+        parent = el.getparent()
+        if el.tag in _ENTRY_TAGS and parent is not None and parent not in shared \
+                and not any(True for _ in el.iter("a", "button")):  # a value, not a menu's link or an action
+            own = mine = 0
+            for sib in parent:
+                if sib.tag == el.tag:
+                    if sib in shared:
+                        mine += 1
+                    else:
+                        own += 1
+            if own > mine:
+                entries.add(el)
+    return entries

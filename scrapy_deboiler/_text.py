@@ -15,7 +15,8 @@ from lxml import etree
 # None when not built or switched off (the pure-Python walk gives the same result)
 from ._compiled import speedups as _speedups
 
-__all__ = ["BLOCK_TAGS", "PERMALINK_MARKS", "SKIP_TAGS", "drop", "layout_table", "pre_text", "tree_text"]
+__all__ = ["BLOCK_TAGS", "PERMALINK_MARKS", "SKIP_TAGS", "drop", "layout_table", "permalink", "pre_text",
+           "tree_text"]
 
 #: Never shown as text by a browser.
 SKIP_TAGS = frozenset(
@@ -32,6 +33,11 @@ BLOCK_TAGS = frozenset(
 #: The text of a heading's permalink, a link of its own ("Installation¶":
 #: Sphinx, MkDocs; "#", "§", "🔗"): no word of the page.
 PERMALINK_MARKS = frozenset(("\u00b6", "\u00a7", "#", "\U0001f517", "\u2693"))
+
+
+def permalink(a: etree._Element) -> bool:
+    """Whether a link is a heading's permalink: a mark alone, to a fragment."""
+    return "#" in (a.get("href") or "") and len(a) == 0 and (a.text or "").strip() in PERMALINK_MARKS
 #: Separated by a space within their line.
 _CELL_TAGS = frozenset(("td", "th"))
 

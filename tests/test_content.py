@@ -402,6 +402,8 @@ def test_a_heading_s_permalink_is_no_word_of_the_page():
         assert lines[0] == "Installation" and "¶" not in result.text, mode
         assert ("Requirements" if mode == "content" else "# Requirements") in lines, mode
         assert result.markdown.startswith("# Installation\n") and "## Requirements\n" in result.markdown, mode
+        if mode == "content":  # boilerplate mode keeps the page's HTML as it is
+            assert "¶" not in result.html and 'href="https://docs.example/install#req">the requirements' in result.html
         assert "See [the requirements](https://docs.example/install#req) first." in result.markdown, mode
 
 
@@ -519,10 +521,11 @@ def test_a_breadcrumb_s_last_step_is_not_the_page_s_text():
     """A breadcrumb trail ends with the page's own title, which differs from
     page to page, so the site model leaves it, and the model kept it as if
     it were the headline: "UX Researcher" twice in clean_text, a one-item
-    list atop clean_html. Told by markup (``aria-current``, a class, a
-    schema.org ``BreadcrumbList``), with or without a site model."""
-    titles = ["Senior Backend Engineer (Python)", "UX Researcher", "Warehouse Shift Lead",
-              "Data Analyst, Marketing", "Frontend Developer (React)", "Payroll Specialist"]
+    list atop clean_html; and a title of five words or more was then left
+    out as a repeat of the trail's step. Told by markup (``aria-current``, a
+    class, a schema.org ``BreadcrumbList``), with or without a site model."""
+    titles = ["Senior Backend Engineer (Python) in Berlin", "UX Researcher", "Warehouse Shift Lead",
+              "Data Analyst, Marketing and Sales Team", "Frontend Developer (React)", "Payroll Specialist"]
     trails = [
         '<nav aria-label="Breadcrumb"><ol><li><a href="/">Home</a></li><li><a href="/jobs/">Jobs</a></li>'
         '<li aria-current="page">{t}</li></ol></nav>',
@@ -615,6 +618,77 @@ def test_buttons_and_filters_are_not_the_page_s_text():
             for control in ("Jump to Recipe", "Print Recipe", "Vegetarian", "Vegan", "Buy the pan"):
                 assert control not in text, (url, m, control)
             assert "See the stock recipe" in text and text.count("\n") >= 8, (url, m, text)
+
+
+def _guide(k: int) -> tuple[str, str, list[str]]:
+    """A guide whose table of contents links to its own sections: (url, html, section titles)."""
+    rng = random.Random(f"toc/{k}")
+    sections = [sentence(rng, 4)[:-1] for _ in range(5)]
+    toc = "".join(f"<li><a href='#s{j}'>{t}</a></li>" for j, t in enumerate(sections))
+    body = "".join(f"<h2 id='s{j}'>{t}</h2><p>{sentence(rng, 28)} {sentence(rng, 20)}</p>"
+                   for j, t in enumerate(sections))
+    return (f"https://guides.example/{k}", f"""<html><body><nav><a href='/'>Home</a> <a href='/guides'>Guides</a></nav>
+<article><h1>{sentence(rng, 6)[:-1]}</h1><p>{sentence(rng, 30)}</p>
+<h2>Table of Contents</h2><ol class='toc'>{toc}</ol>{body}
+<p>Read <a href='#s2'>{sections[2].lower()}</a> twice before you start.</p></article>
+<footer><p>All rights reserved.</p></footer></body></html>""", sections)
+
+
+def test_a_table_of_contents_is_not_the_page_s_text():
+    """A guide's table of contents (links to its own sections, under "Table
+    of Contents") repeats the headings the text then gives; kept, the text
+    read them twice. A sentence that points to a section stays."""
+    pages = [_guide(k) for k in range(6)]
+    model = SiteModel.fit([Page(h, u) for u, h, _ in pages])
+    for m in (model, None):
+        for url, html, sections in pages[:3]:
+            lines = clean_page(Page(html, url), m, mode="content").text.splitlines()
+            assert "Table of Contents" not in lines, (url, m)
+            assert [line for line in lines if line in sections] == sections, (url, m, lines)
+            assert f"Read {sections[2].lower()} twice before you start." in lines
+
+
+def _house(k: int) -> tuple[str, str]:
+    """A property page: facts a neighbour shares by chance ("2 baths"),
+    three features, a filter form and a pager; the first page also lists
+    its viewings in a table whose cells link (as a schedule's)."""
+    rng = random.Random(f"house/{k}")
+    facts = [f"{k + 2} beds", "2 baths", f"{120 + 15 * k} m²", f"Built in {1990 + k}"]
+    features = [sentence(rng, 5)[:-1] for _ in range(3)]
+    rows = "".join(f"<tr><td><time>1{j}:00</time></td><td><a href='/v/{k}/{j}'>{sentence(rng, 3)[:-1]}</a></td>"
+                   f"<td><a href='/agents/{j}'>Agent {chr(65 + j + k)}</a></td><td>Room {j + k}</td></tr>"
+                   for j in range(4))
+    table = (f"<h2>Viewings</h2><table><thead><tr><th>Time</th><th>Viewing</th><th>Agent</th><th>Room</th></tr>"
+             f"</thead><tbody>{rows}<tr><td>12:00</td><td>Lunch break</td><td></td><td></td></tr></tbody></table>")
+    main = (f"<h1>{sentence(rng, 6)[:-1]}</h1><p>{sentence(rng, 30)}</p><ul class='facts'>"
+            + "".join(f"<li>{f}</li>" for f in facts) + "</ul>"
+            f"<p>{sentence(rng, 24)}</p><h2>Features</h2><ul>{''.join(f'<li>{f}</li>' for f in features)}</ul>"
+            f"{table if k == 0 else ''}"
+            f"<form><label>Min price <input name='min'></label> <label>Max price <input name='max'></label>"
+            f"<button>Apply filters</button></form>"
+            f"<div class='pager'><a href='?p=1'>1</a> <a href='?p=2'>2</a> <a href='?p=2'>Next</a></div>")
+    return (f"https://homes.example/p{k}", f"""<html><body><header><a href="/">Homes</a> <a href="/buy">Buy</a></header>
+<main>{main}</main><footer><p>All rights reserved.</p></footer></body></html>""")
+
+
+def test_a_property_page_keeps_its_lists_facts_and_table_whole():
+    """A new user's property pages: "2 baths", on neighbouring pages, was
+    template in both modes; the last of three features and the rows of a
+    table whose cells link (a schedule's, a viewing list's) were dropped in
+    content mode, which kept the filter form and the pager."""
+    pages = [_house(k) for k in range(6)]
+    model = SiteModel.fit([Page(h, u) for u, h in pages])
+    for mode in ("content", "boilerplate"):
+        for m in (model, None) if mode == "content" else (model,):
+            for url, html in pages[:3]:
+                text = clean_page(Page(html, url), m, mode=mode).text
+                root = etree.fromstring(html, etree.HTMLParser())
+                for li in root.xpath("//main//li"):
+                    assert li.text in text, (mode, url, m, li.text)
+                for tr in root.xpath("//tr"):
+                    assert " ".join(" ".join(tr.itertext()).split()) in " ".join(text.split()), (mode, url, m)
+                if mode == "content":
+                    assert "Apply filters" not in text and "Min price" not in text and "Next" not in text, (url, m)
 
 
 def test_a_data_table_in_the_article_is_kept_whole():
