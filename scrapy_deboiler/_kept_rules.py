@@ -198,20 +198,30 @@ def keep_post_heads(words: list[int], kept: list[bool], nodes: list[int], parent
         if k:
             runs.setdefault(keys[i], []).append(i)
     posts: set = set()
+    depth: list[int] = []
+    for up in parents:  # a parent is numbered before its children
+        depth.append(depth[up] + 1 if up >= 0 else 0)
     for run in runs.values():
         if len(run) < 2:
             continue
-        paths = []
+        top = nodes[run[0]]  # the deepest element holding the run
+        for i in run[1:]:
+            b = nodes[i]
+            while depth[b] > depth[top]:
+                b = parents[b]
+            while depth[top] > depth[b]:
+                top = parents[top]
+            while b != top:
+                b, top = parents[b], parents[top]
+        children = set()
         for i in run:
-            path = [nodes[i]]
-            while parents[path[-1]] >= 0:
-                path.append(parents[path[-1]])
-            paths.append(path[::-1])  # top first
-        depth = 0
-        while all(len(p) > depth + 1 for p in paths) and len({p[depth] for p in paths}) == 1:
-            depth += 1
-        children = {p[depth] for p in paths if len(p) > depth}
-        if len(children) >= 2 and depth and len({p[depth - 1] for p in paths}) == 1:
+            b = nodes[i]
+            if b == top:
+                continue  # a block of the holder itself
+            while parents[b] != top:
+                b = parents[b]
+            children.add(b)
+        if len(children) >= 2:
             posts |= children
     if not posts:
         return kept
@@ -261,11 +271,13 @@ def in_trail(block: Block) -> bool:
     el = block.element
     if any(e.get("aria-current") in ("page", "location") for e in (el, *el)):  # the step or its link
         return True
+    classes = block.hints & _TRAIL_BIT  # some ancestor's class or id says breadcrumb
     for _ in range(_TRAIL_REACH):
         if el is None or el.tag in _PAGE_TAGS:
             return False
-        if _hint_bits(el.get("class"), el.get("id")) & _TRAIL_BIT or _TRAIL_LABEL.search(
-                f"{el.get('aria-label') or ''} {el.get('itemtype') or ''}"):
+        label, kind = el.get("aria-label"), el.get("itemtype")
+        if (label and _TRAIL_LABEL.search(label)) or (kind and _TRAIL_LABEL.search(kind)) or (
+                classes and _hint_bits(el.get("class"), el.get("id")) & _TRAIL_BIT):
             return True
         el = el.getparent()
     return False
@@ -351,6 +363,8 @@ def navigation_kind(block: Block) -> int:
     (``in_control``) or a pager, ``TOC`` for an entry of the page's table of
     contents (its words, nine tenths of its characters, links to the page's
     own anchors), else 0."""
+    if block.words > TOC_WORDS:
+        return 0  # every kind is short: no element looked at
     if in_trail(block) or in_control(block) or _pager(block):
         return NAV
     if block.words > TOC_WORDS or 10 * block.link_chars < 9 * len(block.text.replace(" ", "")):
