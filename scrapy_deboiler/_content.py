@@ -541,7 +541,8 @@ def select_content(root: etree._Element, model: ContentModel | None = None,
     if kept_out is not None:
         kept_out.extend(elements)
     comment_bit = _HINT_BIT["comment"]
-    comments = "\n".join(shown_text(b) for b, k in zip(blocks, flags) if not k and b.hints & comment_bit)
+    comments = "\n".join(shown_text(b) for b, k in zip(blocks, flags)
+                         if not k and b.hints & comment_bit and not navigation_kind(b))  # not "Reply"
     tags = [b.tag if type(b) is _TableBlock else b.element.tag for b in kept]
     # Block texts are collapsed to one line; a kept <pre> (code) is written
     # with its own line breaks and indentation.

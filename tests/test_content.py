@@ -434,7 +434,8 @@ def _news_with_comments(k: int, n_comments: int = 4) -> tuple[str, str]:
     rng = random.Random(f"comments/{k}")
     paras = "".join(f"<p>{sentence(rng, 22)}</p>" for _ in range(5))
     said = "".join(f"<li class='comment'><div class='comment-meta'><span>reader{j}</span> <time>May {j + 1}</time>"
-                   f"</div><p class='comment-text'>{sentence(rng, 26)} {sentence(rng, 14)}</p></li>"
+                   f"</div><p class='comment-text'>{sentence(rng, 26)} {sentence(rng, 14)}</p>"
+                   f"<div class='comment-actions'><button type='button'>Reply</button></div></li>"
                    for j in range(n_comments))
     return (f"https://news.example/{k}.html", f"""<html><body><nav><a href="/">Home</a> <a href="/city">City</a></nav>
 <main><article><h1>{sentence(rng, 8)[:-1]}</h1>{paras}</article>
@@ -446,7 +447,8 @@ def test_readers_comments_under_an_article_are_left_out_and_gathered():
     """An article's three or four comments of prose were judged as its text
     and kept (two were left out): comments after the last block an article
     kept are its readers', with or without a site model, and the heading
-    right above them is theirs."""
+    right above them is theirs. The comments field holds what they say,
+    not their buttons."""
     pages = [_news_with_comments(k, 3 + k % 2) for k in range(6)]
     model = SiteModel.fit([Page(h, u) for u, h in pages])
     for m in (model, None):
@@ -456,6 +458,7 @@ def test_readers_comments_under_an_article_are_left_out_and_gathered():
             assert not any(c in result.text for c in said), (url, m)
             assert all(c in result.comments for c in said), (url, m)
             assert "Comentarios" not in result.text  # the comments' heading goes with them
+            assert "Reply" not in result.comments  # a control is no one's words
 
 
 def test_a_reply_s_quote_left_out_takes_its_quote_line_with_it():
