@@ -1,7 +1,8 @@
 """Rules over the blocks content mode's model kept: what a kept block
-brings with it (the code its paragraph introduces, a post's author line)
-and what it does not (readers' comments under an article, a quote's line
-over nothing)."""
+brings with it (the code its paragraph introduces, the rest of its list,
+a post's author line, its section's label) and what is not the page's
+text (readers' comments under an article, navigation, a quote's line
+over nothing). They run after the model: no training depends on them."""
 
 from __future__ import annotations
 
@@ -211,8 +212,12 @@ def keep_post_heads(words: list[int], kept: list[bool], nodes: list[int], parent
                 b = parents[b]
             while depth[top] > depth[b]:
                 top = parents[top]
-            while b != top:
+            while b != top and b >= 0:
                 b, top = parents[b], parents[top]
+            if top < 0:
+                break  # blocks of two trees: no holder
+        if top < 0:
+            continue
         children = set()
         for i in run:
             b = nodes[i]
