@@ -293,8 +293,8 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
                 break
             refused |= more
     found = _outside_data_tables(signed, found)
-    own = phrase if phrases else mid_sentence
-    entries = [(i, e) for i in found if not own(e := signed.element(i))]
+    in_text = phrase if phrases else mid_sentence
+    entries = [(i, e) for i in found if not in_text(e := signed.element(i))]
     elements = [e for _, e in entries]
     labels = section_labels(elements)
     own = labels | list_entries(elements)

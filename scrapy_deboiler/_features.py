@@ -43,7 +43,7 @@ HINTS = (
 _HINT = re.compile("|".join(HINTS))
 
 
-_HINT_BIT = {h: 1 << i for i, h in enumerate(HINTS)}
+_HINT_BIT: dict[str, int] = {h: 1 << i for i, h in enumerate(HINTS)}
 
 
 _HINT_WORDS = tuple(h.encode("ascii") for h in HINTS)

@@ -242,8 +242,8 @@ def keep_post_heads(words: list[int], kept: list[bool], nodes: list[int], parent
         if kept[i]:
             if words[i] >= BODY_WORDS:
                 begun.add(post)
-        elif k := kind(i):
-            heads.setdefault(post, []).append((i, k))
+        elif found := kind(i):
+            heads.setdefault(post, []).append((i, found))
     out = list(kept)
     for post, head in heads.items():
         if post in begun:  # a post with no text of its own has no head either
