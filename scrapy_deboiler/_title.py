@@ -286,13 +286,17 @@ def _names_a_section(text: str, head: str) -> bool:
     and the page's first ``<h1>`` its headline: a home label, or one word
     that the longer ``<h1>`` holds ("Blog" and "Aus der Werkstatt – Blog";
     "Networking" and "Networking in Compose"; two, "Klatch Coffee", were
-    the gold title more often than the ``<h1>`` that held them)."""
+    the gold title more often than the ``<h1>`` that held them), or the
+    ``<h1>``'s initials ("FAQ": a new user's FAQ page was "FAQ")."""
     words, own = _words(text), _words(head)
     if not words or not own:
         return False
     if " ".join(words) in _HOME_WORDS:
         return True
-    return len(words) == 1 and len(own) > 1 and words[0] in own
+    if len(words) == 1 and len(own) > 1 and words[0] in own:
+        return True
+    # An acronym of the <h1>: "FAQ" over "Frequently asked questions".
+    return len(words) == 1 and 2 < len(own) == len(words[0]) and "".join(w[0] for w in own) == words[0]
 
 
 def page_title(root: etree._Element, url: str = "", skip: set | frozenset = frozenset()) -> str:

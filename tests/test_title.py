@@ -53,6 +53,9 @@ def test_the_h1_that_the_title_vouches_for_wins_over_a_logo_h1():
     ("Home – Keramikwerk Hansen", "Rivers, towns and the people who live there",
      "Rivers, towns and the people who live there"),
     ("Blog | Keramikwerk Hansen", "Aus der Werkstatt – Blog", "Aus der Werkstatt – Blog"),
+    # The <h1>'s initials (a new user's FAQ page).
+    ("FAQ | Keramikwerk Hansen", "Frequently asked questions", "Frequently asked questions"),
+    ("IT | Keramikwerk Hansen", "Information technology", "IT"),
     # A title of two words or more is the page's, whatever the <h1> says.
     ("Klatch Coffee | Shopify", "Get that tech stack: Klatch Coffee", "Klatch Coffee"),
 ])
