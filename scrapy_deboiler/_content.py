@@ -38,7 +38,7 @@ from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF,
 from ._hidden import _class_hides, _is_hidden
 from ._kept_rules import (drop_bare_quotes, drop_comments, drop_navigation, head_kind, keep_code, keep_definitions,
                           keep_labels, keep_lists, keep_post_heads, navigation_kind)
-from ._text import BLOCK_TAGS, PERMALINK_MARKS, SKIP_TAGS, permalink, pre_text
+from ._text import BLOCK_TAGS, HEADING_TAGS, PERMALINK_MARKS, SKIP_TAGS, permalink, pre_text
 
 # The names the training script, the tests and the other modules have
 # always read from here (the parts moved to _block, _features,
@@ -444,7 +444,7 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     if sliver:
         assert tree is not None
         kept = keep_listing(words, kept, *tree, keys, comments)
-    kept = whole_tables(blocks, kept)
+    kept = whole_tables(blocks, kept, tags)
     if "pre" in tags:
         assert tree is not None
         kept = keep_code(tags, kept, *tree)
@@ -466,9 +466,6 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     if "blockquote" in tags:
         kept = drop_bare_quotes(tags, words, kept, *tree)
     return blocks, scores, kept
-
-
-_HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 
 
 def _in_comments(blocks: list[Block]) -> list[bool]:
@@ -549,5 +546,5 @@ def select_content(root: etree._Element, model: ContentModel | None = None,
     text = "\n".join(pre_text(b.element, _NESTED_BLOCKS, skip) if tag == "pre" else shown_text(b)
                       for b, tag in zip(kept, tags))
     # A heading's permalink ("Installation¶") is left out of the HTML as of the text.
-    marks = {a for el, tag in zip(elements, tags) if tag in _HEADING_TAGS for a in el.iter("a") if permalink(a)}
+    marks = {a for el, tag in zip(elements, tags) if tag in HEADING_TAGS for a in el.iter("a") if permalink(a)}
     return text, content_html(root, elements, skip | marks if marks else skip, _is_hidden, url), comments

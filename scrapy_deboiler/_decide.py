@@ -13,7 +13,7 @@ from lxml import etree
 from ._block import Block, _TableBlock
 from ._compiled import speedups as _speedups
 from ._features import _HINT_BIT, PROSE_WORDS, headline_index
-from ._text import layout_table
+from ._text import SUBHEADINGS, layout_table
 
 if TYPE_CHECKING:
     from ._content_model import ContentModel
@@ -416,7 +416,7 @@ def keep_listing(words: list[int], kept: list[bool], nodes: list[int], parents: 
     return [k or inside[node] for k, node in zip(kept, nodes)]
 
 
-def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:
+def whole_tables(blocks: list[Block], kept: list[bool], tags: list[str]) -> list[bool]:
     """A data table in the kept text is kept whole. Its rows are blocks of
     their own, short and often numbers, which the model scores low one by
     one: a trial's article tables kept 7 of 27, header rows lost. A table
@@ -424,8 +424,7 @@ def whole_tables(blocks: list[Block], kept: list[bool]) -> list[bool]:
     more kept, or that sits between kept blocks (other such tables beside
     it do not count as a gap) or right under a kept heading, keeps every
     block in it."""
-    return keep_tables(table_spans(blocks, kept), kept,
-                       [b.tag if type(b) is _TableBlock else b.element.tag for b in blocks])
+    return keep_tables(table_spans(blocks, kept), kept, tags)
 
 
 def table_spans(blocks: list[Block], kept: list[bool] | None = None) -> list[tuple[range, list[int]]]:
@@ -454,7 +453,7 @@ def table_spans(blocks: list[Block], kept: list[bool] | None = None) -> list[tup
     return spans
 
 
-_TABLE_HEADINGS = frozenset(("h2", "h3", "h4", "h5", "h6", "caption"))
+_TABLE_HEADINGS = SUBHEADINGS | {"caption"}
 
 
 def keep_tables(spans: list[tuple[range, list[int]]], kept: list[bool], tags: list[str] | None = None) -> list[bool]:

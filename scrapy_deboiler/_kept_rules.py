@@ -13,6 +13,7 @@ from ._block import Block
 from ._dates import find_days
 from ._features import _HINT_BIT, _hint_bits
 from ._phrases import LABEL_TAGS
+from ._text import HEADING_TAGS, SUBHEADINGS
 
 __all__ = ["ARTICLE_WORDS", "BODY_WORDS", "CODE_REACH", "CONTROL_WORDS", "HEAD_WORDS", "QUOTE_LINE_WORDS",
            "drop_bare_quotes", "drop_comments", "drop_navigation", "head_kind", "in_control", "in_trail",
@@ -97,8 +98,6 @@ def keep_definitions(tags: list[str], kept: list[bool], nodes: list[int], parent
 ARTICLE_WORDS = 100
 
 
-#: Headings that may title the comments below them.
-_HEADINGS = frozenset(("h2", "h3", "h4", "h5", "h6"))
 
 
 def drop_comments(words: list[int], kept: list[bool], comments: list[bool],
@@ -114,7 +113,7 @@ def drop_comments(words: list[int], kept: list[bool], comments: list[bool],
         return kept
     last = own[-1]
     out = [k and not (c and i > last) for i, (k, c) in enumerate(zip(kept, comments))]
-    if tags is not None and tags[last] in _HEADINGS and last + 1 < len(kept) and comments[last + 1] and len(own) > 1:
+    if tags is not None and tags[last] in SUBHEADINGS and last + 1 < len(kept) and comments[last + 1] and len(own) > 1:
         out[last] = False
     return out
 
@@ -345,9 +344,17 @@ def _pager(block: Block) -> bool:
     checkbox list of research areas, 0.52 of its page.)"""
     if block.words > HEAD_WORDS:
         return False
+    if not _links_alone(block):
+        return False
     links = [("".join(a.itertext())).strip() for a in block.element.iter("a")]
-    return len(links) >= 2 and 2 * sum(t.isdigit() for t in links) >= len(links) \
-        and 10 * block.link_chars >= 9 * len(block.text.replace(" ", ""))
+    return len(links) >= 2 and 2 * sum(t.isdigit() for t in links) >= len(links)
+
+
+def _links_alone(block: Block) -> bool:
+    """Whether a block's words are links, nine tenths of its characters:
+    not a sentence that points somewhere ("See <a href='#req'>the
+    requirements</a> first.")."""
+    return 10 * block.link_chars >= 9 * len(block.text.replace(" ", ""))
 
 
 #: ``navigation_kind``'s answers: a trail's step or a control; a table of
@@ -360,8 +367,6 @@ TOC_RUN = 3
 #: An entry of a table of contents holds at most this many words.
 TOC_WORDS = 20
 
-_HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
-
 
 def navigation_kind(block: Block) -> int:
     """``NAV`` for a breadcrumb's step (``in_trail``), a control
@@ -372,8 +377,8 @@ def navigation_kind(block: Block) -> int:
         return 0  # every kind is short: no element looked at
     if in_trail(block) or in_control(block) or _pager(block):
         return NAV
-    if block.words > TOC_WORDS or 10 * block.link_chars < 9 * len(block.text.replace(" ", "")):
-        return 0  # a sentence that points to a section ("See <a href='#req'>the requirements</a>") stays
+    if not _links_alone(block):
+        return 0
     hrefs = [a.get("href") or "" for a in block.element.iter("a")]
     return TOC if hrefs and all(h.startswith("#") and len(h) > 1 for h in hrefs) else 0
 
@@ -392,7 +397,7 @@ def drop_navigation(tags: list[str], kept: list[bool], kind: Callable[[int], int
             continue
         if kind(i):
             out[i] = False
-        elif tags[i] in _HEADING_TAGS and i + TOC_RUN < n \
+        elif tags[i] in HEADING_TAGS and i + TOC_RUN < n \
                 and all(kind(j) == TOC for j in range(i + 1, i + 1 + TOC_RUN)):
             out[i] = False
     return out

@@ -8,6 +8,8 @@ import re
 
 from lxml import etree
 
+from ._text import SUBHEADINGS
+
 __all__ = ["LABEL_TAGS", "PHRASE_TAGS", "list_entries", "mid_sentence", "phrase", "section_labels"]
 
 #: Text-level tags (HTML's phrasing content). A shared one whose parent the
@@ -63,7 +65,7 @@ def mid_sentence(el: etree._Element) -> bool:
 
 
 #: Elements that label what follows them: headings and a definition's term.
-LABEL_TAGS = frozenset(("h2", "h3", "h4", "h5", "h6", "dt"))
+LABEL_TAGS = SUBHEADINGS | {"dt"}
 
 
 def section_labels(elements: list[etree._Element]) -> set[etree._Element]:

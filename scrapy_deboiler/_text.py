@@ -15,8 +15,8 @@ from lxml import etree
 # None when not built or switched off (the pure-Python walk gives the same result)
 from ._compiled import speedups as _speedups
 
-__all__ = ["BLOCK_TAGS", "PERMALINK_MARKS", "SKIP_TAGS", "drop", "layout_table", "permalink", "pre_text",
-           "tree_text"]
+__all__ = ["BLOCK_TAGS", "HEADING_TAGS", "PERMALINK_MARKS", "SKIP_TAGS", "SUBHEADINGS", "drop", "layout_table",
+           "permalink", "pre_text", "tree_text"]
 
 #: Never shown as text by a browser.
 SKIP_TAGS = frozenset(
@@ -24,6 +24,11 @@ SKIP_TAGS = frozenset(
     "object embed canvas".split()
 )
 #: Start a new line before and after.
+#: Headings; ``SUBHEADINGS`` without the page's ``<h1>``: those that head a
+#: section (a label, comments, a table).
+HEADING_TAGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+SUBHEADINGS = HEADING_TAGS - {"h1"}
+
 BLOCK_TAGS = frozenset(
     """address article aside blockquote body br caption center dd details dialog
     dir div dl dt fieldset figcaption figure footer form frameset h1 h2 h3 h4 h5
