@@ -42,11 +42,12 @@ _META = {
         "citation_date", "citation_online_date", "parsely-pub-date", "sailthru.date", "article.published",
         "article_date_original", "originalpublicationdate", "bt:pubdate", "pub_date", "datecreated",
         "rnews:datepublished", "displaydate", "release_date", "og:release_date", "created", "published",
+        "ms.date",
     ),
     "modified": (
         "article:modified_time", "og:article:modified_time", "og:updated_time", "article:modified",
         "datemodified", "modified_time", "last-modified", "lastmod", "dc.date.modified",
-        "dcterms.modified", "revised", "updated_time", "article.updated",
+        "dcterms.modified", "revised", "updated_time", "article.updated", "updated_at",
     ),
     "author": (
         "author", "article:author", "og:article:author", "dc.creator", "dcterms.creator",

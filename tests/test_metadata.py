@@ -245,6 +245,11 @@ def test_a_publication_date_in_a_meta_named_published_or_a_citation():
     assert meta_of(page, "https://blog.example.com/tools")["published"] == "2025-07-17"
     page = '<html><head><meta name="citation_publication_date" content="2023 Jan 7"></head>' + body
     assert meta_of(page, "https://journal.example.org/articles/1")["published"] == "2023-01-07"
+    # Microsoft's documentation: the article's date in ms.date, a later build's in updated_at.
+    page = ('<html><head><meta name="ms.date" content="2025-03-06T00:00:00Z"><meta name="updated_at" '
+            'content="2025-10-23T11:11:00Z"></head>' + body)
+    found = meta_of(page, "https://learn.example.com/en-us/docs/overview")
+    assert (found["published"], found["modified"]) == ("2025-03-06", "2025-10-23")
 
 
 def test_a_date_beside_the_headline_without_markup():
