@@ -388,6 +388,13 @@ def _write_table(w: _Writer, rows: list[list[str]]) -> None:
     w.add("\n".join(lines))
 
 
+_CELLS = frozenset(("td", "th"))
+
+
+def _has_text(el: etree._Element | None) -> bool:
+    return el is not None and any(t.strip() for t in el.itertext())
+
+
 def content_tree(root: etree._Element, kept: set, skip: set | frozenset = frozenset(),
                  hidden=None) -> etree._Element:
     """Prune ``root`` in place to the text of the ``kept`` block elements
@@ -412,8 +419,8 @@ def content_tree(root: etree._Element, kept: set, skip: set | frozenset = frozen
             el.text = None
         for c in list(el):
             ctag = c.tag if isinstance(c.tag, str) else None
-            if c in kept or c in holds:
-                keep = True
+            if c in kept or c in holds or (ctag in _CELLS and tag == "tr" and (el in kept or el in holds)):
+                keep = True  # (an empty cell of a kept row holds its column's place)
             elif (ctag is None or ctag in SKIP_TAGS or (ctag in BLOCK_TAGS and ctag != "br") or c in skip
                   or not owner_kept
                   or (hidden is not None and ctag not in ("html", "body") and hidden(c))):
@@ -434,5 +441,7 @@ def content_tree(root: etree._Element, kept: set, skip: set | frozenset = frozen
             continue
         if el.tag in ("br", "hr") or len(el) or (el.text and el.text.strip()):
             continue
+        if el.tag in _CELLS and _has_text(el.getparent()):
+            continue  # a row's empty cell: the cells after it keep their columns
         drop(el)
     return root

@@ -181,3 +181,21 @@ def test_lists_one_after_another_stay_apart_and_terms_stand_out():
     assert top[4].get("start") == "2" and texts(top[4], "li") == ["Talk"]
     assert [texts(u, "li") for u in top[5].xpath("li/ul")] == [["n1"], ["n2"]]
     assert texts(root, "//p/strong") == ["Start date", "Is it remote?"]
+
+
+def test_an_empty_cell_keeps_the_columns_after_it_in_place():
+    """A row's empty cell stays a cell in content mode's Markdown: the
+    price stays under "Price", not under "Note" (a new user's cart page)."""
+    rows = "".join(f"<tr><td>Item {i}</td><td></td><td>€{i}9.99</td></tr>" for i in range(1, 4))
+    html = ("<html><head><title>Order</title></head><body><main><h1>Your order summary</h1>"
+            "<p>Please review the items in your order before paying, then press continue.</p>"
+            "<table><thead><tr><th>Product</th><th>Note</th><th>Price</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></main></body></html>")
+    for mode in ("content", "boilerplate"):
+        result = clean_page(Page(html, "http://shop.example/order"), None, mode=mode, markdown=True)
+        got = back(result.markdown)
+        header = texts(got, "//th")
+        assert header == ["Product", "Note", "Price"], (mode, result.markdown)
+        for i, tr in enumerate(got.xpath("//tbody/tr"), 1):
+            cells = ["".join(td.itertext()).strip() for td in tr.iter("td")]
+            assert cells == [f"Item {i}", "", f"€{i}9.99"], (mode, result.markdown)
