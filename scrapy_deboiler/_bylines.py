@@ -331,8 +331,7 @@ def read_elements(root: etree._Element, names: list[str], month_first: bool) -> 
         if tag == "time" or (el.get("datetime") and tag in ("span", "abbr", "div", "p")):
             day = iso_day(el.get("datetime") or "", month_first) or iso_day(_seen_text(el), month_first)
             if day:
-                parent = el.getparent()
-                label = words + " " + (_seen_text(parent)[:80] if parent is not None else "")
+                label = f"{words} {_label_before(el)} {_seen_text(el)[:80]}"  # "<time>Updated on June 18"
                 f = "modified" if _MODIFIED_CLASS.search(words) or _MODIFIED_LABEL.search(label) else "published"
                 _add(out, order, el, places, f, day, "time", "time:")
             continue
@@ -438,6 +437,33 @@ def _headline_text(el: etree._Element) -> bool:
     or a logo's empty box."""
     text = _norm(_seen_text(el, 200))
     return len(text) >= 12 or len(text.split()) >= 2
+
+
+def _label_before(el: etree._Element) -> str:
+    """The words just before ``el`` that may label it ("Updated", "Last
+    modified:"): the text before it in its parent, else before its parent
+    (``<p>Updated: <span><time>``). Not its parent's whole text: in
+    "3 March 2024 · Updated 4 March 2024" only the second is the change."""
+    node = el
+    for _ in range(2):
+        prev = node.getprevious()
+        parent = node.getparent()
+        if prev is not None:
+            before = (prev.tail or "") if _has_letters(prev.tail) else _seen_text(prev, 80) + " " + (prev.tail or "")
+        else:
+            before = parent.text or "" if parent is not None else ""
+        if _has_letters(before) or parent is None or parent.tag in ("body", "html", "article", "main"):
+            return before[-LABEL_CHARS:]
+        node = parent
+    return ""
+
+
+#: How much of the text before a date may label it.
+LABEL_CHARS = 40
+
+
+def _has_letters(text: str | None) -> bool:
+    return bool(text) and any(c.isalpha() for c in text)
 
 
 def _dates_near(out: list[tuple], el: etree._Element, order: int, places: _Places, month_first: bool) -> None:

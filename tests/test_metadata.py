@@ -252,6 +252,25 @@ def test_a_publication_date_in_a_meta_named_published_or_a_citation():
     assert (found["published"], found["modified"]) == ("2025-03-06", "2025-10-23")
 
 
+def test_an_update_label_marks_the_date_after_it_not_the_date_before_it():
+    """"3 March 2024 · Updated 4 March 2024" in one line: the first date is
+    the publication, only the one after "Updated" the last change (a new
+    user's news site had both taken for changes)."""
+    for time in ("<time datetime='{}'>{}</time>", "<span>{1}</span>"):
+        first, second = time.format("2024-03-03", "3 March 2024"), time.format("2024-03-04", "4 March 2024")
+        html = ("<html><body><article><h1>Council approves the new bike bridge</h1><div class='story-meta'>"
+                f"<span>By <a rel='author' href='/author/h'>Hannah Verhoeven</a></span> · {first} · Updated "
+                f"{second}</div><p>{PROSE * 2}</p></article></body></html>")
+        found = meta_of(html, "https://courier.example/news/bike-bridge")
+        assert (found["published"], found["modified"]) == ("2024-03-03", "2024-03-04"), (time, found)
+    # The label inside the element, or before the element holding it, still counts.
+    for meta in ("<time datetime='2024-03-04'>Updated on March 4, 2024</time>",
+                 "<p>Page last modified <span><time datetime='2024-03-04'>March 4, 2024</time></span></p>"):
+        html = (f"<html><body><article><h1>Council approves the new bike bridge</h1>{meta}"
+                f"<p>{PROSE * 2}</p></article></body></html>")
+        assert meta_of(html, "https://courier.example/news/bike-bridge")["modified"] == "2024-03-04", meta
+
+
 def test_a_date_beside_the_headline_without_markup():
     html = ("<html><body><div class='wrap'><h1>Small adventures with small models</h1>"
             "<p>Mike Woodward</p><p>December 16, 2025</p><p>" + PROSE * 2 + "</p></div></body></html>")
