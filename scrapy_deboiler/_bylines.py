@@ -463,7 +463,7 @@ LABEL_CHARS = 40
 
 
 def _has_letters(text: str | None) -> bool:
-    return bool(text) and any(c.isalpha() for c in text)
+    return text is not None and any(c.isalpha() for c in text)
 
 
 def _dates_near(out: list[tuple], el: etree._Element, order: int, places: _Places, month_first: bool) -> None:
