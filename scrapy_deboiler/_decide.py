@@ -12,8 +12,9 @@ from lxml import etree
 
 from ._block import Block, _TableBlock
 from ._compiled import speedups as _speedups
+from ._dates import find_days
 from ._features import _HINT_BIT, PROSE_WORDS, headline_index
-from ._text import SUBHEADINGS, layout_table
+from ._text import HEADING_TAGS, SUBHEADINGS, layout_table
 
 if TYPE_CHECKING:
     from ._content_model import ContentModel
@@ -517,6 +518,12 @@ BYLINE_WORDS = 12
 
 
 BYLINE_REACH = 3
+#: A dateline told by its date: at most this many words, this many blocks
+#: after the headline, this many on the page (Scrapinghub, in-sample:
+#: ROUGE-LSum 0.959 -> 0.961; WCXB equal).
+DATELINE_WORDS = 20
+DATELINE_REACH = 5
+DATELINES = 2
 
 
 #: Image captions' tags. (Not captions told by their class: on WCXB dev
@@ -528,12 +535,19 @@ _CAPTION_TAGS = frozenset(("figcaption",))
 def body_flags(blocks: list[Block], kept: list[bool], title: str) -> list[bool]:
     """``kept`` less what is not the body, as Scrapinghub's ``articleBody``
     and WCXB's ``main_content`` define it: the headline, a short byline or
-    dateline just after it (told by its class hints: no word lists), and
-    image captions (``figcaption``). A page whose kept blocks are all of
-    these keeps them: the page had no body apart from them, and an empty
-    text says nothing. (``body_only``; measured in the README, "Quality".)"""
+    dateline just after it (told by its class hints: no word lists; or by
+    the date it writes, where the page has one or two such lines, not a
+    thread's or a listing's many), and image captions (``figcaption``). A
+    page whose kept blocks are all of these keeps them: the page had no
+    body apart from them, and an empty text says nothing. (``body_only``; measured in the README, "Quality".)"""
     head = headline_index(blocks, title)
     out = list(kept)
+    # Short dated blocks: an article's dateline, unless the page has many
+    # (a thread's posts, a listing's entries, a schedule's days).
+    dated = [k for k, b in enumerate(blocks) if kept[k] and k > head >= 0 and b.words <= DATELINE_WORDS
+             and (b.tag if type(b) is _TableBlock else b.element.tag) not in HEADING_TAGS
+             and not b.text.rstrip().endswith(":") and find_days(b.text, limit=1)]
+    datelines = set(dated) if len(dated) <= DATELINES else set()
     for k, b in enumerate(blocks):
         if not out[k]:
             continue
@@ -541,6 +555,8 @@ def body_flags(blocks: list[Block], kept: list[bool], title: str) -> list[bool]:
         if k == head:
             out[k] = False
         elif 0 < k - head <= BYLINE_REACH and head >= 0 and b.words <= BYLINE_WORDS and b.hints & _BYLINE_BITS:
+            out[k] = False
+        elif k - head <= DATELINE_REACH and k in datelines:
             out[k] = False
         elif tag in _CAPTION_TAGS:
             out[k] = False

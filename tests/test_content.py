@@ -742,10 +742,31 @@ def test_body_only_leaves_out_the_headline_byline_and_captions():
     for line in ("Harbour reopens after repairs", "By Ann Lee", "The harbour on Monday"):
         assert line not in body
     assert body.splitlines() == [line for line in text.splitlines() if line.startswith("Paragraph")]
-    # The byline is told by its class, not its words: the same line as a
-    # paragraph of the body stays.
-    plain = BYLINED.replace("<div class='byline'>", "<div>")
+    # The byline is told by its class, not its words: the same line
+    # without a date, as a paragraph of the body, stays ...
+    plain = BYLINED.replace("<div class='byline'>By Ann Lee, 3 May 2024", "<div>By Ann Lee")
     assert "By Ann Lee" in _content.select_content(_page(plain).root, body_only=True)[0]
+    # ... and a short line with a date just under the headline is a
+    # dateline whatever its class (Scrapinghub's articleBody leaves them out).
+    for line in ("Published Tue, Nov 19 2019 7:05 AM EST | Updated 7:16 AM EST", "19. November 2019, 07:05 Uhr"):
+        dated = BYLINED.replace("<div class='byline'>By Ann Lee, 3 May 2024", "<div>" + line)
+        body = _content.select_content(_page(dated).root, body_only=True)[0]
+        assert line not in body and "Paragraph" in body
+        assert line in _content.select_content(_page(dated).root)[0]
+    # A sentence leading in to what follows is the body's.
+    lead_in = BYLINED.replace("<div class='byline'>By Ann Lee, 3 May 2024",
+                              "<div>On 3 May 2024 the harbour master wrote to us:")
+    assert "the harbour master wrote" in _content.select_content(_page(lead_in).root, body_only=True)[0]
+
+
+def test_body_only_keeps_the_dates_of_a_thread_s_posts():
+    """Many short dated lines are posts' or entries' dates, not a dateline."""
+    posts = "".join(f"<div class='post'><p>{3 + k} May 2024</p><p>Paragraph {k} of the thread: "
+                    + " ".join(_WORDS) + "</p></div>" for k in range(4))
+    page = (f"<html><head><title>Mooring fees | Harbour forum</title></head><body><main>"
+            f"<h1>Mooring fees</h1>{posts}</main></body></html>")
+    body = _content.select_content(_page(page).root, body_only=True)[0]
+    assert all(f"{3 + k} May 2024" in body for k in range(4)), body
 
 
 def test_a_page_of_short_entries_keeps_its_entries():
