@@ -348,7 +348,12 @@ def read_elements(root: etree._Element, names: list[str], month_first: bool) -> 
                     who = clean_author(txt)
                     if who:
                         _add(out, order, el, places, "author", who, "dom", "dom:")
-                        _dates_near(out, el, order, places, month_first)
+                        days = find_days(txt, month_first, limit=1)
+                        if days:  # "Post by Sam » Tue May 17, 2024": the byline's own date
+                            f = "modified" if _MODIFIED_LABEL.search(txt[:days[0][0]]) else "published"
+                            _add(out, order, el, places, f, days[0][1], "dom", "by:")
+                        else:
+                            _dates_near(out, el, order, places, month_first)
             if _DATE_CLASS.search(words):
                 txt = _seen_text(el) if txt is None else txt
                 if txt:  # a date box's date opens it ("Posted on April 13, 2023" and its tags)
@@ -376,10 +381,11 @@ def read_elements(root: etree._Element, names: list[str], month_first: bool) -> 
 
 def place_elements(page: PageCandidates, records: list[tuple], template: set | frozenset) -> etree._Element | None:
     """``read_elements``'s records outside ``template`` into ``page``: its
-    candidates, the ``<h2>``/``<h3>`` after its headline (``headings``),
+    candidates, its ``<h2>``/``<h3>`` but those naming the page (``headings``),
     the headline's position (``plain["h1"]``); returns the headline (the
     first ``<h1>`` with words outside the template, a shown one first)."""
     inside = _Inside(template)
+    title = _norm(page.plain.get("title", "")).lower()
     h1 = -1
     headline = None
     hidden_h1: tuple[int, etree._Element] | None = None
@@ -390,7 +396,7 @@ def place_elements(page: PageCandidates, records: list[tuple], template: set | f
             elif a == "author":
                 page.shared_author.append(b)
         elif kind == HEADING:
-            if h1 >= 0 and not inside(el):
+            if not inside(el) and not _names_page(el, title):
                 page.headings.append(order)
         elif h1 < 0 and b and not inside(el):
             if not a:
@@ -401,6 +407,18 @@ def place_elements(page: PageCandidates, records: list[tuple], template: set | f
         h1, headline = hidden_h1
     page.plain["h1"] = str(h1)
     return headline
+
+
+#: A heading of this many words or more that the page's <title> holds is
+#: the page's own (a thread's first post's), not an item's.
+TITLE_HEADING_WORDS = 3
+
+
+def _names_page(el: etree._Element, title: str) -> bool:
+    """Whether a heading repeats the page's title: a forum thread's first
+    post under the topic's name; its byline is the thread's."""
+    text = _norm(_seen_text(el, 200)).lower()
+    return len(text.split()) >= TITLE_HEADING_WORDS and text in title
 
 
 class _Inside:

@@ -168,6 +168,9 @@ def _choose_author(page: PageCandidates, hints: MetadataHints | None, dated: boo
             byline = near[0]
     if byline is not None and (dated or (byline.source in ("dom", "text") and 0 <= byline.order - h1 <= BYLINE_NEAR)):
         return byline.value, "byline:" + byline.source
+    first = _first_post(page.author, avoid, h1, page.headings, page.text) if dated else None
+    if first is not None:
+        return first.value, "first-post"
     for source in ("meta", "ld-org", "site"):
         for c in cands:
             if c.source == source and (source == "meta" or _fold(c.value) in page.shown_text) \
@@ -248,7 +251,36 @@ def _choose_date(page: PageCandidates, hints: MetadataHints | None, f: str) -> C
     for c in cands:
         if c.source == "ld-page" and c.value in page.shown_days:
             return c.value, "ld-page-shown"
+    if f == "published":  # a thread's first post's date, under its author's name
+        poster = _first_post(page.author, _avoided(page.author + page.shared_author, hints, "author"), h1,
+                             page.headings, page.text)
+        first = poster and next((c for c in getattr(page, f) if c.key in avoid and not c.aside
+                                 and c.source in _MARKED and c.order >= poster.order), None)
+        if first:
+            return first.value, "first-post"
     return None, ""
+
+
+#: Sources of a post's byline: its markup says so (not "by ..." text: a
+#: shop's list of games by their studios).
+_MARKED = ("dom", "md", "time")
+#: A thread's posts hold this many words of the page's text each, on average
+#: (a topic list's rows, each with a by-line, hold a title and counts).
+POST_WORDS = 20
+
+
+def _first_post(cands: list[Candidate], avoid: set[str], h1: int, headings: list[int],
+                text: str) -> Candidate | None:
+    """The first post's byline of a thread whose site avoids its posts'
+    places (each post's author, ``learn_hints``): the thread's author and
+    date, as a reader takes them, where nothing else names them: the first
+    after the headline. Not a listing's first item (a heading between it
+    and the headline, or short entries: ``POST_WORDS``), nor one in a box
+    or readers' comments."""
+    posts = [c for c in cands if c.key in avoid and not c.aside and c.order > h1 and c.source in _MARKED]
+    if not posts or any(h1 < h < posts[0].order for h in headings) or len(text.split()) < POST_WORDS * len(posts):
+        return None
+    return posts[0]
 
 
 def _article_like(page: PageCandidates) -> bool:

@@ -7,6 +7,7 @@ other posts with their authors and dates (test_metadata.site_pages): the
 page alone takes the strip's first byline; the site model does not."""
 
 import json
+import random
 
 import pytest
 import pytest_twisted
@@ -19,6 +20,7 @@ from scrapy_deboiler._sitedb import HintSample
 from scrapy_deboiler._store import load_site
 
 from crawling import crawl, serve_site, stat
+from sitegen import sentence
 from test_cli import read, write
 from test_metadata import AUTHORS, PROSE, _post_date, site_pages
 from test_pipeline import check_all_items_reached_the_feed, close
@@ -251,3 +253,57 @@ def test_pass_one_reads_every_sites_smallest_keys_whatever_the_order_and_process
     for site in "abc":
         smallest = sorted({key for s, key in pages if s == site})[:5]
         assert {(site, key) for key in smallest} <= read
+
+
+def board(threads: int = 8) -> tuple[list[tuple[str, str]], dict[str, tuple[str, str]]]:
+    """A phpBB-like board: the site's name in its header's <h1>, each
+    thread's topic in an <h2> and again over its first post, each post's
+    "Post by NAME » date" line; two topic lists whose rows have such lines
+    too. (url, html) of each page, and each thread's starter and day."""
+    names = ["tanja.k", "SolderSam", "bitflip", "pixel_pete", "grumpy_gardener"]
+    rng = random.Random("board")
+    pages, starters, topics = [], {}, []
+    for t in range(threads):
+        topic = f"Question number {t} about the {['pump', 'valve', 'hose', 'bed'][t % 4]} in the garden"
+        posts = ""
+        for j in range(3):
+            who, day = names[(t + 2 * j) % 5], f"2024-05-{t + 3 * j + 1:02d}"
+            shown = f"Tue May {t + 3 * j + 1}, 2024 8:5{j} pm"
+            posts += (f"<div class='post'><div class='postbody'><h3>{'Re: ' if j else ''}{topic}</h3>"
+                      f"<p class='author'><a href='#p{j}'>Post</a> by <strong><a class='username' href='/u/{who}'>"
+                      f"{who}</a></strong> » {shown}</p><div class='content'>{sentence(rng, 40)}</div></div></div>")
+            if j == 0:
+                starters[f"https://board.example/viewtopic/{t}"] = (who, day)
+        topics.append(topic)
+        pages.append((f"https://board.example/viewtopic/{t}", _board_page(topic, f"<h2>{topic}</h2>{posts}")))
+    for k in range(2):
+        rows = "".join(f"<li class='row'><a class='topictitle' href='/viewtopic/{t}'>{topic}</a><p class='author'>"
+                       f"by <a class='username' href='/u/{names[t % 5]}'>{names[t % 5]}</a> » Tue May {t + 1}, "
+                       f"2024 9:0{t % 10} pm</p></li>" for t, topic in enumerate(topics) if t % 2 == k)
+        name = ["Pumps and valves", "Beds and hoses"][k]
+        pages.append((f"https://board.example/viewforum/{k}", _board_page(name, f"<h2>{name}</h2><ul>{rows}</ul>")))
+    return pages, starters
+
+
+def _board_page(title: str, body: str) -> str:
+    return (f"<html lang='en'><head><title>{title} - Garden Board</title></head><body><div class='header'>"
+            "<h1>Garden Board</h1><p>Growers helping growers</p><a href='/faq'>FAQ</a> <a href='/login'>Login</a>"
+            f"</div><div class='page-body'>{body}</div><div class='footer'>Powered by board software</div>"
+            "</body></html>")
+
+
+def test_a_thread_s_author_and_date_are_its_first_post_s():
+    """A reader takes a thread's author and date from its first post; the
+    site model learned that every post's byline holds other names, avoided
+    them, and a new user's board had none. Its topic lists, whose rows have
+    bylines too, have no author."""
+    pages, starters = board()
+    for mode in ("content", "boilerplate"):
+        model, results = fit_and_clean(pages, mode=mode, metadata=True)
+        assert model.metadata_hints, mode
+        for (url, _), result in zip(pages, results):
+            meta = result.metadata
+            if url in starters:
+                assert (meta["author"], meta["published"]) == starters[url], (mode, url, meta)
+            else:
+                assert meta["author"] is None and meta["published"] is None, (mode, url, meta)
