@@ -53,7 +53,7 @@ from scrapy_deboiler._content import (  # noqa: E402
 from scrapy_deboiler._decide import keep_tables, table_spans  # noqa: E402
 from scrapy_deboiler._kept_rules import (  # noqa: E402
     drop_bare_quotes, drop_comments, drop_navigation, head_kind, keep_code, keep_definitions, keep_labels,
-    keep_lists, keep_post_heads, navigation_kind)
+    keep_lists, keep_post_heads, keep_rows, navigation_kind)
 
 from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 
@@ -184,6 +184,7 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
         flags = drop_comments(tree[0], flags, comments, tags)
     if kinds is not None:
         flags = keep_post_heads(tree[0], flags, tree[2], tree[3], keys, kinds.__getitem__)
+    flags = keep_rows(flags, tree[2], tree[3], keys)
     if "li" in tags:
         flags = keep_lists(tags, flags, tree[2], tree[3])
     if "dt" in tags or "dd" in tags:

@@ -37,7 +37,7 @@ from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF,
                         block_features, headline_index, page_columns, place_keys)
 from ._hidden import _class_hides, _is_hidden
 from ._kept_rules import (drop_bare_quotes, drop_comments, drop_navigation, head_kind, keep_code, keep_definitions,
-                          keep_labels, keep_lists, keep_post_heads, navigation_kind)
+                          keep_labels, keep_lists, keep_post_heads, keep_rows, navigation_kind)
 from ._text import BLOCK_TAGS, HEADING_TAGS, PERMALINK_MARKS, SKIP_TAGS, permalink, pre_text
 
 # The names the training script, the tests and the other modules have
@@ -453,6 +453,7 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     if tree is None:
         tree = block_tree(blocks)
     kept = keep_post_heads(words, kept, *tree, keys, lambda i: head_kind(blocks[i]))
+    kept = keep_rows(kept, *tree, keys)
     if "li" in tags:
         kept = keep_lists(tags, kept, *tree)
     if "dt" in tags or "dd" in tags:

@@ -17,7 +17,8 @@ from ._text import HEADING_TAGS, SUBHEADINGS
 
 __all__ = ["ARTICLE_WORDS", "BODY_WORDS", "CODE_REACH", "CONTROL_WORDS", "HEAD_WORDS", "QUOTE_LINE_WORDS",
            "drop_bare_quotes", "drop_comments", "drop_navigation", "head_kind", "in_control", "in_trail",
-           "keep_code", "keep_definitions", "keep_labels", "keep_lists", "keep_post_heads", "navigation_kind"]
+           "keep_code", "keep_definitions", "keep_labels", "keep_lists", "keep_post_heads", "keep_rows",
+           "navigation_kind"]
 
 
 #: How many levels above a code block its container with the kept block
@@ -181,28 +182,21 @@ def head_kind(block: Block) -> int:
     return 0
 
 
-def keep_post_heads(words: list[int], kept: list[bool], nodes: list[int], parents: list[int], keys: list,
-                    kind: Callable[[int], int]) -> list[bool]:
-    """Each post of a thread keeps its author line and its date: a forum's
-    reader reads who wrote what and when (WCXB's gold keeps them), and the
-    model left these short lines out. Posts are told by markup: kept blocks
-    of one place (``place_keys``) in two or more children of the element
-    that holds them all; each child is a post, and above its first kept
-    block of ``BODY_WORDS`` (an avatar's letter is none) it keeps its first
-    name and its first ``<time>``, or its first date where it has no
-    ``<time>`` (not the "Joined Dec 23, 2009" of the poster's card above
-    the post's own time, nor "3 posts · Joined 2024" after the name). The
-    same holds an entry of a listing whose date line the model dropped."""
+def _holders_children(kept: list[bool], nodes: list[int], parents: list[int], keys: list,
+                      least: int) -> set[int]:
+    """The children, ``least`` or more, of the element holding the kept
+    blocks of one place (``place_keys``) that hold one of them: a thread's
+    posts, a listing's rows."""
     runs: dict = {}
     for i, k in enumerate(kept):
         if k:
             runs.setdefault(keys[i], []).append(i)
-    posts: set = set()
+    found: set = set()
     depth: list[int] = []
     for up in parents:  # a parent is numbered before its children
         depth.append(depth[up] + 1 if up >= 0 else 0)
     for run in runs.values():
-        if len(run) < 2:
+        if len(run) < least:
             continue
         top = nodes[run[0]]  # the deepest element holding the run
         for i in run[1:]:
@@ -225,13 +219,78 @@ def keep_post_heads(words: list[int], kept: list[bool], nodes: list[int], parent
             while parents[b] != top:
                 b = parents[b]
             children.add(b)
-        if len(children) >= 2:
-            posts |= children
+        if len(children) >= least:
+            found |= children
+    return found
+
+
+def _owner(parents: list[int], holders: set[int]) -> list[int]:
+    """Each element's nearest holder at or above it (-1: none)."""
+    out = [-1] * len(parents)
+    for e, up in enumerate(parents):  # a parent is numbered before its children
+        out[e] = e if e in holders else (out[up] if up >= 0 else -1)
+    return out
+
+
+#: Rows of a listing: this many or more children of one element, each
+#: holding a kept block of one place.
+ROWS = 3
+
+
+def keep_rows(kept: list[bool], nodes: list[int], parents: list[int], keys: list) -> list[bool]:
+    """A listing's row is kept whole where the model kept most of it: its
+    blocks in slots (place, and count of that place before it in the row)
+    the model kept in another row too. A forum's topic list
+    kept every topic's "by ... » date" line and the titles of the first two
+    topics only (a title alone is a link, and later rows score lower)."""
+    rows = _holders_children(kept, nodes, parents, keys, ROWS)
+    if not rows:
+        return kept
+    row_of = _owner(parents, rows)
+    blocks: dict[int, list[int]] = {}
+    for i, node in enumerate(nodes):
+        if row_of[node] >= 0:
+            blocks.setdefault(row_of[node], []).append(i)
+    # A block's slot in its row: its place and how many blocks of that
+    # place the row has before it (a name and a "posts · Joined" line of one place).
+    slots: dict[int, list] = {}
+    for row, run in blocks.items():
+        seen: dict = {}
+        slots[row] = []
+        for i in run:
+            seen[keys[i]] = seen.get(keys[i], -1) + 1
+            slots[row].append((keys[i], seen[keys[i]]))
+    held: dict = {}  # slot: rows keeping a block there
+    for row, run in blocks.items():
+        for i, slot in zip(run, slots[row]):
+            if kept[i]:
+                held.setdefault(slot, set()).add(row)
+    out = list(kept)
+    for row, run in blocks.items():
+        if 2 * sum(kept[i] for i in run) < len(run):
+            continue
+        for i, slot in zip(run, slots[row]):
+            if not kept[i] and held.get(slot, set()) - {row}:
+                out[i] = True
+    return out
+
+
+def keep_post_heads(words: list[int], kept: list[bool], nodes: list[int], parents: list[int], keys: list,
+                    kind: Callable[[int], int]) -> list[bool]:
+    """Each post of a thread keeps its author line and its date: a forum's
+    reader reads who wrote what and when (WCXB's gold keeps them), and the
+    model left these short lines out. Posts are told by markup: kept blocks
+    of one place (``place_keys``) in two or more children of the element
+    that holds them all; each child is a post, and above its first kept
+    block of ``BODY_WORDS`` (an avatar's letter is none) it keeps its first
+    name and its first ``<time>``, or its first date where it has no
+    ``<time>`` (not the "Joined Dec 23, 2009" of the poster's card above
+    the post's own time, nor "3 posts · Joined 2024" after the name). The
+    same holds an entry of a listing whose date line the model dropped."""
+    posts = _holders_children(kept, nodes, parents, keys, 2)
     if not posts:
         return kept
-    post_of = [-1] * len(parents)
-    for e, up in enumerate(parents):  # a parent is numbered before its children
-        post_of[e] = e if e in posts else (post_of[up] if up >= 0 else -1)
+    post_of = _owner(parents, posts)
     heads: dict = {}  # post: (block, kind) of each block above its text
     begun: set = set()  # posts whose text began
     for i, node in enumerate(nodes):

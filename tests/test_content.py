@@ -1005,3 +1005,31 @@ def test_a_text_the_page_repeats_elsewhere_is_kept_once(compiled, monkeypatch):
     assert result.html.count("A wheel thrown stoneware mug") == 1
     assert result.text.count(note) == 6 and result.text.count("Mug number") == 6
     assert result.text.count("care: wash by hand") == 2
+
+
+def test_a_topic_list_keeps_each_row_whole():
+    """A forum's topic list: each row a title link, a "by ... » date" line
+    and its counts. On a new user's board the model kept every row's counts
+    and by-line and the first titles only (a title alone is a link, and
+    later rows score lower): a row kept mostly is kept whole, each block in
+    a slot (place, and how many of that place before it in the row) that
+    another row kept. A poster's "posts · Joined" line, of the same place
+    as the name above it, is kept in no row and stays out."""
+    from scrapy_deboiler._kept_rules import keep_rows
+
+    # ul (node 0), four li (1-4), each with a title, a by-line, a count and
+    # a "Joined" line (of the by-line's place) as nodes 5...
+    parents = [-1, 0, 0, 0, 0]
+    nodes, keys, kept = [], [], []
+    for row in range(1, 5):
+        for key in ("title", "by", "count", "by"):
+            parents.append(row)
+            nodes.append(len(parents) - 1)
+            keys.append(key)
+    kept = [True, True, True, False, True, True, True, False,  # rows 1 and 2 whole, but "Joined"
+            False, True, True, False, False, True, True, False]  # rows 3 and 4 lost their titles
+    out = keep_rows(list(kept), nodes, parents, keys)
+    assert out == [True, True, True, False] * 4
+    # A row the model mostly dropped stays as it was.
+    kept[12:16] = [False, False, True, False]
+    assert keep_rows(list(kept), nodes, parents, keys)[12:16] == [False, False, True, False]
