@@ -49,7 +49,7 @@ from datetime import date
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from scrapy_deboiler import FitParams, Page, SiteModel, clean_page  # noqa: E402
-from scrapy_deboiler._clean import EMPTIED_SHARE, dropped_entries  # noqa: E402
+from scrapy_deboiler._clean import EMPTIED_SHARE, dropped_entries, rare_in  # noqa: E402
 from scrapy_deboiler._dates import find_days  # noqa: E402
 from scrapy_deboiler._language import normalize_tag, page_language  # noqa: E402
 from scrapy_deboiler._metadata import learn_hints, page_candidates, page_metadata  # noqa: E402
@@ -74,7 +74,7 @@ def template_of(page: Page, model: SiteModel | None) -> set:
     if model is None:
         return set()
     signed = page.signed
-    found, refused, _ = dropped_entries(signed, model.boilerplate, True)
+    found, refused, _ = dropped_entries(signed, model.boilerplate, True, rare_in(model))
     total = signed.total_chars
     share = sum(signed.chars[i] for i in found) / total if total else 0.0
     if (refused and not found) or share >= EMPTIED_SHARE:

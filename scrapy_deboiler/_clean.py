@@ -18,10 +18,11 @@ from ._limits import DEFAULT_LIMITS, Limits, Skip, check_page
 from ._loading import empty_root, parse_html
 from ._markdown import content_tree, tree_markdown
 from ._model import SiteModel
+from ._own_rows import own_parts, own_rows
 from ._phrases import list_entries, mid_sentence, phrase, section_labels
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import drop as _drop
-from ._text import layout_table, tree_text
+from ._text import chars, layout_table, text_chars, tree_text
 from ._candidates import PageRead, read_page
 from ._language import LanguageBatch
 from ._metadata import page_candidates, page_metadata, page_summary
@@ -182,16 +183,6 @@ def outermost(signed: SignedTree, signatures: frozenset[str] | set[str],
     return found
 
 
-def _chars(text: str) -> int:
-    """Characters of ``text``, whitespace left out (tables indent their
-    markup with it)."""
-    return len(text) - sum(map(text.count, " \t\n\r\xa0"))
-
-
-def _text_chars(el: etree._Element) -> int:
-    return _chars("".join(el.itertext()))
-
-
 #: A cell holding more text than this (characters, whitespace left out) is
 #: running text: its table lays out a page, old-style, without the block
 #: tags ``_text.layout_table`` looks for.
@@ -215,19 +206,19 @@ def _data_table(table: etree._Element, found: list[etree._Element]) -> bool:
         grid += len(cells) >= 2
         for cell in cells:
             text = "".join(cell.itertext())
-            if _chars(text) > _LONG_CELL:
+            if chars(text) > _LONG_CELL:
                 return False
             text = text.strip()
             days += text.isdigit() and len(text) <= 2
     if grid < 2 or days >= 28:
         return False
-    if 2 * sum(_text_chars(a) for a in table.iter("a")) > _text_chars(table):
+    if 2 * sum(text_chars(a) for a in table.iter("a")) > text_chars(table):
         return False
     inside = set(found)
     for row in rows:
         if _in_any(row, inside, table):
             continue
-        own = _text_chars(row) - sum(_text_chars(el) for el in row.iterdescendants() if el in inside)
+        own = text_chars(row) - sum(text_chars(el) for el in row.iterdescendants() if el in inside)
         if own > 0:
             return True
     return False
@@ -277,12 +268,14 @@ def _whole_page(signed: SignedTree, found: list[int]) -> set[int]:
 
 
 def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
-                    phrases: bool = False) -> tuple[list[int], bool, list[int]]:
+                    phrases: bool = False, rare: Callable[[str], bool] | None = None,
+                    ) -> tuple[list[int], bool, list[int]]:
     """``outermost_dropped``, whether a whole-page structure-only match was
     refused (``_whole_page``: the entries then are the shared parts inside
     it), and the shared entries left as labels of the page's own sections
     (``section_labels``). Entries of its lists (``list_entries``) are left
-    too."""
+    too, and with ``rare`` (``rare_in``) what the rows of its own lists hold
+    (``_own_rows``)."""
     found = outermost(signed, signatures)
     refused = _whole_page(signed, found) if signed.shapes else set()
     if refused:
@@ -292,6 +285,13 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
             if not more:
                 break
             refused |= more
+    rows = set(own_rows(signed, found, WHOLE_PAGE_SHARE)) if rare is not None else set()
+    if rows:
+        assert rare is not None
+        kept = set(refused)
+        while more := own_parts(signed, found, rows, rare):
+            kept |= more
+            found = outermost(signed, signatures, kept)
     found = _outside_data_tables(signed, found)
     in_text = phrase if phrases else mid_sentence
     entries = [(i, e) for i in found if not in_text(e := signed.element(i))]
@@ -302,12 +302,12 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
 
 
 def outermost_dropped(signed: SignedTree, signatures: frozenset[str] | set[str],
-                      phrases: bool = False) -> list[int]:
+                      phrases: bool = False, rare: Callable[[str], bool] | None = None) -> list[int]:
     """The entries of ``outermost`` that cleaning removes: not those inside
     a data table, and with ``phrases`` not those that are words of the
     page's own text (``PHRASE_TAGS``); never a structure-only match of the
     whole page (``dropped_entries``)."""
-    return dropped_entries(signed, signatures, phrases)[0]
+    return dropped_entries(signed, signatures, phrases, rare)[0]
 
 
 #: A heading's permalink mark at the end of a line of boilerplate mode's text.
@@ -330,6 +330,15 @@ def site_wide(signed: SignedTree, entries: list[int], model: SiteModel) -> list[
     return [i for i in entries if support.get(signed.signatures[i], 0) >= least]
 
 
+def rare_in(model: SiteModel) -> Callable[[str], bool]:
+    """Whether fewer than ``META_TEMPLATE_SHARE`` of the model's neighbour
+    pairs share a signature: a match some pages have (a topic's title in
+    its neighbours' boxes), not one of the site's template."""
+    least = max(model.threshold, META_TEMPLATE_SHARE * model.pairs)
+    support = model.support
+    return lambda sig: support.get(sig, 0) < least
+
+
 def _signed_for(page: Page, model: SiteModel) -> SignedTree:
     """The page's signatures under the model's scheme (signed again if the
     page was signed under another)."""
@@ -349,7 +358,7 @@ def boilerplate_of(page: Page, model: SiteModel | None, content: bool = False,
         return dropped, shared
     signed = _signed_for(page, model)
     bp = model.boilerplate
-    found, _, labels = dropped_entries(signed, bp, content)
+    found, _, labels = dropped_entries(signed, bp, content, rare_in(model))
     dropped = [signed.element(i) for i in found]
     if content:
         near = model.near_boilerplate
@@ -395,7 +404,7 @@ def clean_page(
         # What the model would remove, from the walk's text sizes: a model
         # that takes the page itself is not used as it stands (FALLBACKS).
         signed = _signed_for(page, model)
-        found, refused, labels = dropped_entries(signed, model.boilerplate, content)
+        found, refused, labels = dropped_entries(signed, model.boilerplate, content, rare_in(model))
         total = signed.total_chars
         share = sum(signed.chars[i] for i in found) / total if total else 0.0
         if refused and not found:
@@ -431,13 +440,13 @@ def clean_page(
         # A byline's name or date is a phrase other pages repeat (in their
         # lists of posts): boilerplate mode removes such phrases, but the
         # page's metadata is read outside its template as content mode takes it.
-        entries = found if content else dropped_entries(signed, model.boilerplate, True)[0]
+        entries = found if content else dropped_entries(signed, model.boilerplate, True, rare_in(model))[0]
         meta_template = {signed.element(i) for i in site_wide(signed, entries, model)}
     blocks: list[tuple[str, str]] = []
     if explain and model is not None:  # for reports: which subtrees, by signature
         signed = page.signed
         blocks = [(signed.signatures[i], " ".join(tree_text(signed.element(i)).split())[:100])
-                  for i in outermost_dropped(signed, model.boilerplate, content)]
+                  for i in outermost_dropped(signed, model.boilerplate, content, rare_in(model))]
     page.signed = SignedTree()
     page._cleaned = "cleaned"
     if mode == "content":

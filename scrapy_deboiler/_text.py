@@ -15,8 +15,8 @@ from lxml import etree
 # None when not built or switched off (the pure-Python walk gives the same result)
 from ._compiled import speedups as _speedups
 
-__all__ = ["BLOCK_TAGS", "HEADING_TAGS", "PERMALINK_MARKS", "SKIP_TAGS", "SUBHEADINGS", "drop", "layout_table",
-           "permalink", "pre_text", "tree_text"]
+__all__ = ["BLOCK_TAGS", "HEADING_TAGS", "PERMALINK_MARKS", "SKIP_TAGS", "SUBHEADINGS", "chars", "drop", "layout_table",
+           "permalink", "pre_text", "text_chars", "tree_text"]
 
 #: Never shown as text by a browser.
 SKIP_TAGS = frozenset(
@@ -211,3 +211,13 @@ def _set(el: etree._Element, attr: str, text: str) -> None:
         setattr(el, attr, text)
     except ValueError:
         setattr(el, attr, _UNSETTABLE.sub("", text))
+
+
+def chars(text: str) -> int:
+    """Characters of ``text``, whitespace left out (tables indent their
+    markup with it)."""
+    return len(text) - sum(map(text.count, " \t\n\r\xa0"))
+
+
+def text_chars(el: etree._Element) -> int:
+    return chars("".join(el.itertext()))

@@ -13,7 +13,7 @@ from twisted.internet import reactor
 from twisted.web.server import Site
 
 from crawling import Pages, crawl
-from sitegen import KINDS, _template, typed_page
+from sitegen import KINDS, _template, sentence, typed_page
 from test_pipeline import check_all_items_reached_the_feed, close
 
 PAGES_A_KIND = 4
@@ -126,3 +126,72 @@ async def test_a_short_list_of_products_shaped_like_the_footer_s_list_stays(tmp_
     assert all(name in shop["clean_text"] for name in products), shop["clean_text"]
     for item in items:
         assert "Terms of use" not in item["clean_text"] and "Privacy policy" not in item["clean_text"]
+
+
+def forum_site() -> tuple[dict[str, str], dict[str, list[str]]]:
+    """A phpBB-like board: three topic lists, neighbours in URL order, whose
+    rows share one shape (a title link, "by user » date", replies, views),
+    and threads whose "Similar topics" box links other topics by title."""
+    import random
+
+    rng = random.Random("board")
+    boards = {"electronics": "Electronics and soldering", "gardening": "Gardening", "offtopic": "Off-topic"}
+    users = ["tanja.k", "SolderSam", "bitflip", "pixel_pete", "grumpy_gardener"]
+    pages, lists, titles = {}, {}, {}
+    n = 0
+    for board in boards:
+        lists[board] = []
+        for _ in range(6):
+            n += 1
+            titles[n] = f"{sentence(rng, 5).rstrip('.')} ({board} {n})"
+            lists[board].append(titles[n])
+    for board, name in boards.items():
+        rows = "".join(
+            f'<li class="row"><dl class="row-item"><dt><div class="list-inner"><a class="topictitle" '
+            f'href="/viewtopic/{k}">{titles[k]}</a><div class="responsive-hide">by <a class="username" '
+            f'href="/member/{users[k % 5]}/">{users[k % 5]}</a> » Tue May {k}, 2024 10:{k:02d} pm</div></div></dt>'
+            f'<dd class="posts">{k % 7 + 1} <dfn>Replies</dfn></dd><dd class="views">{100 + 37 * k} <dfn>Views</dfn>'
+            f'</dd></dl></li>' for k in titles if titles[k] in lists[board])
+        main = (f'<h1>{name}</h1><p>{sentence(rng, 9)}</p><ul class="topiclist"><li class="header"><dl><dt>Topics'
+                f'</dt><dd>Replies</dd><dd>Views</dd></dl></li></ul><ul class="topiclist topics">{rows}</ul>')
+        pages[f"/viewforum/{board}"] = _template("board.test", name, main, rng)
+    for k, title in titles.items():
+        posts = "".join(f'<div class="post"><p class="author">by {users[(k + j) % 5]}</p>'
+                        f'<div class="content"><p>{sentence(rng, 30)}</p></div></div>' for j in range(3))
+        similar = "".join(f'<li><a class="topictitle" href="/viewtopic/{j}">{titles[j]}</a> by '
+                          f'<a class="username" href="/member/{users[j % 5]}/">{users[j % 5]}</a></li>'
+                          for j in (k % 18 + 1, (k + 1) % 18 + 1, (k + 2) % 18 + 1))
+        main = (f'<h1>{title}</h1>{posts}<div class="similar"><h3>Similar topics</h3><ul class="topiclist">'
+                f'{similar}</ul></div>')
+        pages[f"/viewtopic/{k}"] = _template("board.test", title, main, rng)
+    return pages, lists
+
+
+@pytest.mark.parametrize("mode", ["content", "boilerplate"])
+@pytest_twisted.ensureDeferred
+async def test_a_forum_s_topic_lists_keep_every_topic(tmp_path, mode):
+    """A forum's three topic lists, neighbours in URL order, share the shape
+    of their rows: matched by shape, every topic's title was template (a new
+    user's board lost them all in both modes), and the titles the threads'
+    "Similar topics" boxes repeat were template by their text. Rows of one
+    shape holding most of a page's text are its own; a row is kept whole."""
+    pages, lists = forum_site()
+    links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in sorted(pages))
+    pages["/"] = f"<html><body><ul>{links}</ul></body></html>"
+    port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
+    try:
+        crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"],
+                                     DEBOILER_MIN_PAGES=len(pages) - 1, DEBOILER_MODE=mode,
+                                     spider_kwargs={"follow": "/view(forum|topic)/"})
+    finally:
+        close(port)
+    check_all_items_reached_the_feed(crawler, items)
+    assert len(items) == len(pages) - 1
+    by_path = {"/" + i["url"].split("/", 3)[3]: i for i in items}
+    for board, titles in lists.items():
+        item = by_path[f"/viewforum/{board}"]
+        assert item["deboiler"]["model"] == "fitted", item["deboiler"]
+        for title in titles:
+            assert title in item["clean_text"], (mode, board, title, item["clean_text"])
+        for template in TEMPLATE:
+            assert template not in item["clean_text"], (mode, board, template)
