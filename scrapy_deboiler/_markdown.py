@@ -200,8 +200,8 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
     # marker?): a list right after it takes the other marker, or CommonMark
     # reads the two as one list ("- a\n\n- b").
     ended: dict[int, tuple[int, bool, bool]] = {}
-    table: list[list[str]] | None = None
-    row: list[str] | None = None
+    table: list[list[tuple[str, int, int]]] | None = None
+    row: list[tuple[str, int, int]] | None = None
     cell_start = 0
     raw = 0  # inside pre or code: text as it is
     # Emphasis marks open around the current element: the same emphasis
@@ -332,9 +332,9 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
         elif action == "cell":
             text = _SPACE.sub(" ", inline.take(cell_start)).strip()
             if row is not None:
-                row.append(text.replace("|", "\\|"))
+                row.append((text.replace("|", "\\|"), _span(el.get("colspan")), _span(el.get("rowspan"))))
         elif action == "row":
-            if table is not None and row and any(row):
+            if table is not None and row and any(text for text, _, _ in row):
                 table.append(row)
             row = None
             inline.take(cell_start if cell_start <= len(inline.parts) else 0)
@@ -377,18 +377,56 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
     return w.text()
 
 
-def _write_table(w: _Writer, rows: list[list[str]]) -> None:
-    """A GitHub table: the first row is the header."""
+def _write_table(w: _Writer, rows: list[list[tuple[str, int, int]]]) -> None:
+    """A GitHub table: the first row is the header. A cell spanning
+    columns is followed by empty cells, one spanning rows is written again
+    in the rows below it (as pandas' ``read_html`` reads them): each value
+    stays in its column."""
     if not rows:
         return
-    width = max(len(r) for r in rows)
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * width]
-    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    # As wide as its rows of single cells (a "Holidays" cell spanning the
+    # whole table may say 100 columns), else as its widest row.
+    plain = [len(cells) for cells in rows if all(c == 1 for _, c, _ in cells)]
+    width = max(plain) if plain else max(sum(c for _, c, _ in cells) for cells in rows)
+    grid: list[list[str]] = []
+    below: dict[int, tuple[str, int]] = {}  # column: (text, rows it still spans)
+    for cells in rows:
+        line: list[str] = []
+        queue = list(cells)
+        while queue or any(col >= len(line) for col in below):
+            col = len(line)
+            if col in below:
+                text, left = below.pop(col)
+                if left > 1:
+                    below[col] = (text, left - 1)
+                line.append(text)
+            elif queue:
+                text, cols, spanned = queue.pop(0)
+                if spanned > 1:
+                    below[col] = (text, spanned - 1)
+                line.append(text)
+                line.extend([""] * (min(cols, width - col) - 1))
+            else:
+                line.append("")
+        grid.append(line)
+    width = max(len(r) for r in grid)
+    grid = [r + [""] * (width - len(r)) for r in grid]
+    lines = ["| " + " | ".join(grid[0]) + " |", "|" + "---|" * width]
+    lines += ["| " + " | ".join(r) + " |" for r in grid[1:]]
     w.add("\n".join(lines))
 
 
-_CELLS = frozenset(("td", "th"))
+#: The most columns or rows one cell is taken to span (a page's colspan of
+#: a million would make a million cells).
+MAX_SPAN = 50
+
+
+def _span(value: str | None) -> int:
+    """A ``colspan`` or ``rowspan`` as a count of 1 to ``MAX_SPAN``."""
+    try:
+        return min(max(int((value or "1").strip()), 1), MAX_SPAN)
+    except ValueError:
+        return 1
 
 
 def _has_text(el: etree._Element | None) -> bool:

@@ -199,3 +199,23 @@ def test_an_empty_cell_keeps_the_columns_after_it_in_place():
         for i, tr in enumerate(got.xpath("//tbody/tr"), 1):
             cells = ["".join(td.itertext()).strip() for td in tr.iter("td")]
             assert cells == [f"Item {i}", "", f"€{i}9.99"], (mode, result.markdown)
+
+
+def test_cells_spanning_rows_and_columns_keep_every_value_in_its_column():
+    """A schedule's day spans two rows and a note two columns: the Markdown
+    table writes the day again in the second row and an empty cell after
+    the note, as pandas reads such tables (a new user's course page had its
+    times under "Day"); a cell spanning more columns than the table has
+    fills the row."""
+    html = ("<html><body><main><h1>Course</h1><p>What the course covers, week by week, for its students.</p>"
+            "<h2>Schedule</h2><table><thead><tr><th>Day</th><th>Time</th><th>Type</th><th>Room</th></tr></thead>"
+            "<tbody><tr><td rowspan='2'>Monday</td><td>09:00</td><td>Lecture</td><td>A-101</td></tr>"
+            "<tr><td>10:45</td><td>Seminar</td><td></td></tr><tr><td>Friday</td><td colspan='2'>By appointment"
+            "</td><td>B-2</td></tr><tr><td colspan='1000000'>Holidays</td></tr></tbody></table></main></body></html>")
+    for mode in ("content", "boilerplate"):
+        got = back(clean_page(Page(html, "http://uni.example/c"), None, mode=mode, markdown=True).markdown)
+        rows = [["".join(td.itertext()).strip() for td in tr.iter("td")] for tr in got.xpath("//tbody/tr")]
+        assert rows[:3] == [["Monday", "09:00", "Lecture", "A-101"], ["Monday", "10:45", "Seminar", ""],
+                            ["Friday", "By appointment", "", "B-2"]], (mode, rows)
+        assert rows[3][0] == "Holidays" and texts(got, "//th")[:4] == ["Day", "Time", "Type", "Room"], mode
+        assert len(texts(got, "//th")) == 4 and rows[3] == ["Holidays", "", "", ""], mode
