@@ -149,6 +149,8 @@ def page_candidates(root: etree._Element, url: str = "", template: set | frozens
             page.published.append(Candidate(near[0], "near", "near-updated" if near[1] else "near"))
             if near[2]:
                 page.modified.append(Candidate(near[2], "near", "near"))
+            elif near[1]:  # "Last updated on ...": the page's last change, and its date
+                page.modified.append(Candidate(near[0], "near", "near-updated"))
     if u:
         page.published.append(Candidate(u, "url", "url"))
     return page

@@ -304,8 +304,9 @@ def test_a_line_that_gives_the_update_first_gives_the_publication_too():
             ("Publié le 12 mars 2025, mis à jour le 3 avril 2025", "2025-03-12", "2025-04-03"),
             # Two days, neither a change: the first, and no change.
             ("March 12, 2025 · April 3, 2025", "2025-03-12", None),
-            # Only a change: that day, as before; a date further down is no publication.
-            ("Updated April 3, 2025", "2025-04-03", None)]:
+            # Only a change: that day, its last change and its date (as a <time> labelled so
+            # gives); a date further down is no publication.
+            ("Updated April 3, 2025", "2025-04-03", "2025-04-03")]:
         html = (f"<html><body><article><h1>Le budget est voté</h1><p>{line}</p><p>{prose}</p>"
                 "<p>Le vote du 20 mars 2025 a suivi.</p></article></body></html>")
         m = meta_of(html, "https://journal.example/budget")
@@ -623,3 +624,13 @@ def test_a_fault_reading_metadata_costs_the_metadata_not_the_text(monkeypatch, c
         result = clean_page(Page(html, "https://odd.example/b"), None, mode=mode, metadata=True)
         assert "Still cleaned" in result.text and result.metadata is None and "metadata-failed" in result.notes
     assert "reading the metadata of https://odd.example/b failed" in caplog.text
+
+
+def test_a_last_edited_line_under_a_short_page_is_its_last_change():
+    """A wiki's "This page was last edited on ..." line, the page's only
+    date: its ``modified`` (a new user's wiki had none), and its date."""
+    html = ("<html lang='en'><head><title>Longshore drift - CoastWiki</title></head><body><div id='content'>"
+            f"<h1>Longshore drift</h1><p>{PROSE}</p></div><div id='footer'><ul><li id='footer-info-lastmod'>"
+            "This page was last edited on 4 April 2023, at 10:03.</li></ul></div></body></html>")
+    found = meta_of(html, "https://wiki.example/Longshore_drift")
+    assert (found["published"], found["modified"]) == ("2023-04-04", "2023-04-04"), found
