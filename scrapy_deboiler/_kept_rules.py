@@ -18,7 +18,7 @@ from ._text import HEADING_TAGS, SUBHEADINGS
 __all__ = ["ARTICLE_WORDS", "BODY_WORDS", "CODE_REACH", "CONTROL_WORDS", "HEAD_WORDS", "QUOTE_LINE_WORDS",
            "drop_bare_quotes", "drop_comments", "drop_navigation", "head_kind", "in_control", "in_trail",
            "keep_code", "keep_definitions", "keep_labels", "keep_lists", "keep_post_heads", "keep_rows",
-           "navigation_kind"]
+           "keep_sections", "navigation_kind"]
 
 
 #: How many levels above a code block its container with the kept block
@@ -355,6 +355,41 @@ def keep_labels(tags: list[str], near: list[bool], kept: list[bool]) -> list[boo
     for i in range(len(kept) - 1):
         if near[i] and not kept[i] and kept[i + 1] and tags[i] in LABEL_TAGS:
             out[i] = True
+    return out
+
+
+#: A section of this many blocks or fewer is judged whole (``keep_sections``).
+SECTION_BLOCKS = 12
+
+
+def keep_sections(tags: list[str], kept: list[bool], words: list[int], link_density: list[float],
+                  aside: list[bool]) -> list[bool]:
+    """A kept subheading whose whole section the model dropped: a short
+    section (``SECTION_BLOCKS``) of the page's own words (the template is
+    gone already) is kept with it (a service page's opening hours, a
+    stub's references: empty headings were left). One mostly of links, or
+    holding readers' comments or blocks some neighbours share (``aside``),
+    loses its heading instead: an empty "Prerequisites" says nothing."""
+    out = list(kept)
+    n = len(tags)
+    i = 0
+    while i < n:
+        if not (kept[i] and tags[i] in SUBHEADINGS):
+            i += 1
+            continue
+        j = i + 1
+        while j < n and tags[j] not in HEADING_TAGS:
+            j += 1
+        run = range(i + 1, j)
+        if run and not any(kept[k] for k in run):
+            total = sum(words[k] for k in run)
+            linked = sum(words[k] * link_density[k] for k in run)
+            if len(run) <= SECTION_BLOCKS and 2 * linked < total and not any(aside[k] for k in run):
+                for k in run:
+                    out[k] = True
+            else:
+                out[i] = False
+        i = j
     return out
 
 

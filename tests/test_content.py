@@ -7,7 +7,7 @@ from lxml import etree
 
 from scrapy_deboiler import Page, SiteModel, _content, clean_page
 from scrapy_deboiler._text import pre_text
-from sitegen import sentence, site_pages, teaser_article_page
+from sitegen import _template, sentence, site_pages, teaser_article_page
 from walks import pure_walks, use_walks
 
 ARTICLE = "".join(
@@ -1033,3 +1033,35 @@ def test_a_topic_list_keeps_each_row_whole():
     # A row the model mostly dropped stays as it was.
     kept[12:16] = [False, False, True, False]
     assert keep_rows(list(kept), nodes, parents, keys)[12:16] == [False, False, True, False]
+
+
+def test_a_kept_heading_keeps_its_short_section_or_goes():
+    """The model kept a service page's "Opening hours" and "Contact"
+    headings and dropped all that was under them (a table, an address
+    card): a short section of the page's own words goes with its heading
+    (a new user's council site). A heading over nothing but links the model
+    dropped goes too: an empty heading says nothing."""
+    rng = random.Random("council")
+    offices = [("Town Hall, ground floor", "+420 466 859 111"), ("Pernstynska 76, 2nd floor", "+420 466 859 402"),
+               ("Smilova 401, room 12", "+420 466 859 550")]
+    pages = []
+    for i in range(12):
+        where, tel = offices[i % 3]
+        where, tel = f"{where}, desk {i}", f"{tel}{i}"
+        main = (f"<article><h1>Service {i}: {sentence(rng, 3)[:-1]}</h1><p>{sentence(rng, 40)}</p><h2>Fees</h2>"
+                f"<table><tr><td>{sentence(rng, 3)}</td><td>{100 * i} CZK</td></tr></table><h2>Opening hours</h2>"
+                f"<table><tr><th>Monday</th><td>8:0{i % 3}-17:00</td></tr><tr><th>Friday</th><td>closed</td></tr>"
+                f"</table><h2>Contact</h2><div class='contact-card'><address>"
+                f"{where}<br>Tel.: <a href='tel:{tel}'>{tel}</a></address></div><h2>See also</h2><ul>"
+                f"<li><a href='/s/{i + 1}'>Service {i + 1}</a></li><li><a href='/s/{i + 2}'>Service {i + 2}</a></li>"
+                "</ul></article>")
+        pages.append((f"https://city.example/services/{i}", _template("city.example", f"Service {i}", main, rng)))
+    model = SiteModel.fit(Page(h, u) for u, h in pages)
+    for k, (url, html) in enumerate(pages):
+        text = clean_page(Page(html, url), model, mode="content").text
+        lines = text.splitlines()
+        where, tel = offices[k % 3]
+        where, tel = f"{where}, desk {k}", f"{tel}{k}"
+        for line in (f"Monday 8:0{k % 3}-17:00", where, tel):
+            assert line in text, (url, line, text)
+        assert "See also" not in lines or f"Service {k + 1}" in lines, (url, text)
