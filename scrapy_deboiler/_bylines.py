@@ -469,7 +469,7 @@ def _label_before(el: etree._Element) -> str:
         if prev is not None:
             before = (prev.tail or "") if _has_letters(prev.tail) else _seen_text(prev, 80) + " " + (prev.tail or "")
         else:
-            before = parent.text or "" if parent is not None else ""
+            before = (parent.text or "") if parent is not None else ""
         if _has_letters(before) or parent is None or parent.tag in ("body", "html", "article", "main"):
             return before[-LABEL_CHARS:]
         node = parent

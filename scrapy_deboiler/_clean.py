@@ -288,10 +288,10 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
     rows = set(own_rows(signed, found, WHOLE_PAGE_SHARE)) if rare is not None else set()
     if rows:
         assert rare is not None
-        kept = set(refused)
+        spared = set(refused)  # what lies inside a spared entry can still match
         while more := own_parts(signed, found, rows, rare):
-            kept |= more
-            found = outermost(signed, signatures, kept)
+            spared |= more
+            found = outermost(signed, signatures, spared)
     found = _outside_data_tables(signed, found)
     in_text = phrase if phrases else mid_sentence
     entries = [(i, e) for i in found if not in_text(e := signed.element(i))]

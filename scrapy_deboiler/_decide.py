@@ -539,7 +539,8 @@ def body_flags(blocks: list[Block], kept: list[bool], title: str) -> list[bool]:
     the date it writes, where the page has one or two such lines, not a
     thread's or a listing's many), and image captions (``figcaption``). A
     page whose kept blocks are all of these keeps them: the page had no
-    body apart from them, and an empty text says nothing. (``body_only``; measured in the README, "Quality".)"""
+    body apart from them, and an empty text says nothing. (``body_only``;
+    measured in the README, "Quality".)"""
     head = headline_index(blocks, title)
     out = list(kept)
     # Short dated blocks: an article's dateline, unless the page has many

@@ -240,9 +240,9 @@ ROWS = 3
 def keep_rows(kept: list[bool], nodes: list[int], parents: list[int], keys: list) -> list[bool]:
     """A listing's row is kept whole where the model kept most of it: its
     blocks in slots (place, and count of that place before it in the row)
-    the model kept in another row too. A forum's topic list
-    kept every topic's "by ... » date" line and the titles of the first two
-    topics only (a title alone is a link, and later rows score lower)."""
+    the model kept in another row too. A forum's topic list kept every
+    topic's "by ... » date" line and the titles of the first two topics
+    only (a title alone is a link, and later rows score lower)."""
     rows = _holders_children(kept, nodes, parents, keys, ROWS)
     if not rows:
         return kept
@@ -251,8 +251,9 @@ def keep_rows(kept: list[bool], nodes: list[int], parents: list[int], keys: list
     for i, node in enumerate(nodes):
         if row_of[node] >= 0:
             blocks.setdefault(row_of[node], []).append(i)
-    # A block's slot in its row: its place and how many blocks of that
-    # place the row has before it (a name and a "posts · Joined" line of one place).
+    # A block's slot in its row: its place, and how many blocks of that
+    # place the row has before it (a poster's name and "posts · Joined"
+    # line are of one place).
     slots: dict[int, list] = {}
     for row, run in blocks.items():
         seen: dict = {}
