@@ -11,10 +11,12 @@ __all__ = ["HIDING_CLASSES", "PANEL_CLASS_WORDS", "PANEL_ROLES"]
 
 #: Class names that hide an element in common CSS frameworks and CMSs
 #: (Bootstrap's ``hidden``, ``invisible``, ``sr-only``, ``d-none``;
-#: WordPress's ``screen-reader-text``; Drupal's ``element-invisible`` ...).
+#: WordPress's ``screen-reader-text``; Drupal's ``element-invisible`` ...),
+#: and MediaWiki's ``mw-editsection``: a control beside each heading, not
+#: text ("Overview [edit]" in a new user's wiki).
 HIDING_CLASSES = frozenset(
     "hidden hide invisible is-hidden u-hidden hidden-text sr-only visually-hidden "
-    "screen-reader-text element-invisible offscreen d-none".split()
+    "screen-reader-text element-invisible offscreen d-none mw-editsection".split()
 )
 
 

@@ -1065,3 +1065,18 @@ def test_a_kept_heading_keeps_its_short_section_or_goes():
         for line in (f"Monday 8:0{k % 3}-17:00", where, tel):
             assert line in text, (url, line, text)
         assert "See also" not in lines or f"Service {k + 1}" in lines, (url, text)
+
+
+def test_a_wiki_s_edit_links_beside_its_headings_are_not_text():
+    """MediaWiki writes "[edit]" beside each heading (``mw-editsection``):
+    a control, left out of content mode's text, HTML and Markdown as a
+    hidden element is ("Overview [edit]" in a new user's wiki)."""
+    body = "".join(f"<p>{sentence(random.Random(k), 30)}</p>" for k in range(3))
+    page = ("<html><head><title>Longshore drift - CoastWiki</title></head><body><div id='content'>"
+            f"<h1>Longshore drift</h1>{body}<h2><span class='mw-headline' id='Overview'>Overview</span>"
+            "<span class='mw-editsection'><span class='mw-editsection-bracket'>[</span><a href='/w/index.php?"
+            "title=Longshore_drift&amp;action=edit&amp;section=1'>edit</a><span class='mw-editsection-bracket'>]"
+            f"</span></span></h2>{body}</div></body></html>")
+    result = clean_page(_page(page), None, mode="content", markdown=True)
+    assert "Overview" in result.text.splitlines() and "## Overview" in result.markdown.splitlines()
+    assert "edit" not in result.text and "action=edit" not in result.html + result.markdown
