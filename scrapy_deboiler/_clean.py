@@ -197,7 +197,7 @@ def _data_table(table: etree._Element, found: list[etree._Element]) -> bool:
     calendar, and with a row of its own text. A table whose rows all match
     (a calendar, a table of links) is template even when its caption
     changes from page to page."""
-    if layout_table(table):
+    if layout_table(table, image_rows=True):  # an infobox's picture and caption are no layout
         return False
     grid = days = 0
     rows = list(table.iter("tr"))

@@ -152,10 +152,19 @@ def tree_text_py(root: etree._Element) -> str:
 _LAYOUT_TAGS = frozenset("p div h1 h2 h3 h4 h5 h6 ul ol dl table pre blockquote form section article".split())
 
 
-def layout_table(table: etree._Element) -> bool:
+def layout_table(table: etree._Element, image_rows: bool = False) -> bool:
     """A table that lays out a page (cells holding paragraphs, headings,
-    lists or tables) is not data: its content is blocks, not rows."""
-    return any(isinstance(el.tag, str) and el.tag in _LAYOUT_TAGS for el in table.iterdescendants())
+    lists or tables) is not data: its content is blocks, not rows.
+    ``image_rows``: a row holding an image may hold blocks too (an
+    infobox's picture and its caption); a table inside is layout all the
+    same."""
+    if not image_rows:
+        return any(isinstance(el.tag, str) and el.tag in _LAYOUT_TAGS for el in table.iterdescendants())
+    for row in table.iter("tr"):
+        blocks = [el.tag for el in row.iterdescendants() if isinstance(el.tag, str) and el.tag in _LAYOUT_TAGS]
+        if "table" in blocks or (blocks and next(row.iter("img"), None) is None):
+            return True
+    return False
 
 
 def pre_text(pre: etree._Element, leave_out: frozenset[str] = frozenset(),

@@ -1,3 +1,4 @@
+import random
 import subprocess
 import sys
 
@@ -5,7 +6,7 @@ import pytest
 from lxml import etree
 
 from scrapy_deboiler import Page, SiteModel, clean_page, fit_and_clean, parse_html
-from sitegen import site_pages
+from sitegen import sentence, site_pages
 
 
 def test_cleaning_keeps_the_article_and_drops_the_template():
@@ -189,3 +190,29 @@ def test_a_data_tables_header_row_and_label_column_stay(mode):
     assert "Member services" not in result.text and "Opening hours" not in result.text
     if mode == "boilerplate":
         assert "Today's puzzle is number 2." in lines
+
+
+def test_an_infobox_with_a_picture_keeps_its_labels_in_both_modes():
+    """A wiki's infobox: a picture with its caption in a <div>, then label
+    and value rows. Its labels are the same on every page (template, cell
+    by cell) and a value may be a neighbour's too; a data table is kept
+    whole, and the picture's row made it a layout table (a new user's wiki
+    lost "Type", "Area" on every page)."""
+    rng = random.Random("infobox")
+    pages = []
+    for i in range(8):
+        kind = ["Landform", "Process"][i % 2]
+        body = "".join(f"<p>{sentence(rng, 40)}</p>" for _ in range(2))
+        pages.append((f"https://wiki.example/wiki/Topic_{i}", (
+            f"<html><head><title>Topic {i} - CoastWiki</title></head><body><div id='panel'><a href='/'>Main page</a> "
+            f"<a href='/r'>Random article</a></div><div id='content'><h1>Topic {i}</h1><table class='infobox'>"
+            f"<caption>Topic {i}</caption><tr><td colspan='2'><img src='/t{i}.png' alt=''><div>An example of "
+            f"topic {i}</div></td></tr><tr><th scope='row'>Type</th><td>{kind}</td></tr><tr><th scope='row'>Area"
+            f"</th><td>{100 + 37 * i} km²</td></tr></table>{body}</div><div id='footer'>Privacy policy · About "
+            "CoastWiki</div></body></html>")))
+    model = SiteModel.fit(Page(h, u) for u, h in pages)
+    for mode in ("boilerplate", "content"):
+        for i, (url, html) in enumerate(pages):
+            text = clean_page(Page(html, url), model, mode=mode).text
+            assert "Type" in text and ["Landform", "Process"][i % 2] in text and "Area" in text, (mode, url, text)
+            assert "Privacy policy" not in text, (mode, url)
