@@ -47,6 +47,7 @@ class Intake(PipelineBase):
             html = adapter.get(self.html_field)
             encoding = (adapter.get(self.encoding_field)
                         if self.encoding_field and self.encoding_field in adapter else None)
+            named = adapter.get(self.site_field) if self.site_field and self.site_field in adapter else None
         except Exception as e:  # not an item ItemAdapter knows
             return self._unchanged(item, "error", f"cannot read item: {type(e).__name__}: {e}")
         if not isinstance(html, (str, bytes)):
@@ -71,7 +72,10 @@ class Intake(PipelineBase):
         # is placed among its site's pages by where it was fetched.
         origin = self.handoff.origin(html)
         key, url = self._page_key(origin.url if origin is not None else url, html)
-        name = site_of_url(url)
+        # The spider may name the site (DEBOILER_SITE_FIELD): a host's pages
+        # in two languages share a layout, not its words, and a model fitted
+        # on one language's pages leaves the other's template in place.
+        name = named.strip() if isinstance(named, str) and named.strip() else site_of_url(url)
         site = await self._site_for(name)
         encoding = encoding if isinstance(encoding, str) else None
         # The middleware's notes on decoding the response (a wrong declared encoding).

@@ -150,6 +150,7 @@ class PipelineBase:
         self.stats = crawler.stats
         self.min_pages = cfg.min_pages
         self.url_field = cfg.url_field
+        self.site_field = cfg.site_field
         self.html_field = cfg.html_field
         self.encoding_field = cfg.encoding_field
         self.text_field = cfg.text_field

@@ -361,6 +361,8 @@ class DeboilerSettings:
     html_field: str = setting("DEBOILER_HTML_FIELD", FieldName(), "html", "input field: the page's HTML")
     encoding_field: str | None = setting("DEBOILER_ENCODING_FIELD", OptionalFieldName(), "encoding",
                                          "input field: the encoding of bytes HTML")
+    site_field: str | None = setting("DEBOILER_SITE_FIELD", OptionalFieldName(), None,
+                                     "input field: the page's site, where not its URL's host")
     text_field: str = setting("DEBOILER_TEXT_FIELD", FieldName(written=True), "clean_text",
                               "output field: the text kept")
     clean_html_field: str = setting("DEBOILER_CLEAN_HTML_FIELD", FieldName(written=True), "clean_html",

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import scrapy
 from scrapy.crawler import CrawlerRunner
@@ -86,8 +87,9 @@ class SiteSpider(scrapy.Spider):
                  item_type=dict, html_chars: int | None = None, same_url: bool = False,
                  detail_urls: bool = False, relative_urls: bool = False,
                  body: str | None = None, then: list[str] = (), read_title: bool = False,
-                 follow: str = r"/articles/", **kwargs):
+                 follow: str = r"/articles/", lang_sites: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
+        self.lang_sites = lang_sites  # items name their site: host and <html lang> ("site")
         self.follow = follow  # which of the index's links to follow (a regex)
         self.read_title = read_title  # items carry the page's <title>, read with css()
         self.then = list(then)  # URLs requested once the start URLs are parsed
@@ -120,6 +122,8 @@ class SiteSpider(scrapy.Spider):
             if self.relative_urls:
                 url = "/" + url.split("/", 3)[3]
             item = self.item_type(url=url, n=self.yielded)
+            if self.lang_sites:
+                item["site"] = f"{urlsplit(response.url).netloc}/{response.xpath('/html/@lang').get('')}"
             if self.read_title:
                 item["title"] = response.css("title::text").get()
             if self.html_chars is not None:

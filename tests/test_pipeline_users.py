@@ -1148,3 +1148,54 @@ async def test_two_crawlers_in_one_process_keep_their_middleware_state_apart(tmp
         assert len(items) == 36 and {i["deboiler"]["status"] for i in items} == {"cleaned"}
         assert len({i["deboiler"]["site"] for i in items}) == 1
         assert stat(crawler, "deboiler/pages_cleaned") == 12
+
+
+def _bilingual_page(lang: str, k: int) -> str:
+    """An article of a council's site in English or Czech: one layout, its
+    template's words in the page's language."""
+    import random
+
+    from sitegen import sentence
+
+    rng = random.Random(f"{lang}/{k}")
+    words = {"en": ("We use cookies to run this site.", "Was this page helpful?", "City Council, Main Square 1",
+                    "News", "Services", "Contact"),
+             "cs": ("Tento web používá soubory cookie.", "Byla pro vás tato stránka užitečná?",
+                    "Městský úřad, Náměstí 1", "Aktuality", "Služby", "Kontakt")}[lang]
+    body = "".join(f"<p>{sentence(rng, 30)}</p>" for _ in range(4))
+    return (f"<html lang='{lang}'><head><title>{sentence(rng, 4)[:-1]}</title></head><body>"
+            f"<div class='cookies'>{words[0]} <a href='/ok'>OK</a></div><nav><a href='/n'>{words[3]}</a> "
+            f"<a href='/s'>{words[4]}</a> <a href='/c'>{words[5]}</a></nav><main><h1>{sentence(rng, 6)[:-1]}</h1>"
+            f"{body}</main><div class='feedback'><p>{words[1]}</p><a href='/y'>+</a> <a href='/n'>-</a></div>"
+            f"<footer><p>{words[2]}</p></footer></body></html>")
+
+
+@pytest.mark.parametrize("named", [False, True])
+@pytest_twisted.ensureDeferred
+async def test_a_bilingual_site_named_per_language_loses_each_language_s_template(tmp_path, named):
+    """A council's pages in English and in Czech: one layout, the template's
+    words in two languages. Fitted on the first pages (English), the Czech
+    pages kept their cookie banner, feedback box and footer (a new user's
+    crawl); with DEBOILER_SITE_FIELD naming the site per language, each is
+    fitted apart."""
+    from crawling import Pages
+
+    pages = {f"/articles/{lang}-{k:02d}.html": _bilingual_page(lang, k) for lang in ("en", "cs") for k in range(8)}
+    links = "".join(f"<a href='{p}'>{p}</a> " for p in sorted(pages, key=lambda p: (p[10:12] != "en", p)))
+    pages["/"] = f"<html><body>{links}</body></html>"
+    port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
+    extra = {"DEBOILER_SITE_FIELD": "site"} if named else {}
+    try:
+        crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"], DEBOILER_MIN_PAGES=4,
+                                     CONCURRENT_REQUESTS=1, DEBOILER_MODE="boilerplate",
+                                     SCHEDULER_MEMORY_QUEUE="scrapy.squeues.FifoMemoryQueue",
+                                     spider_kwargs={"lang_sites": True}, **extra)
+    finally:
+        close(port)
+    check_all_items_reached_the_feed(crawler, items)
+    czech = [i for i in items if "/cs-" in i["url"]]
+    assert len(czech) == 8 and all(i["deboiler"]["status"] == "cleaned" for i in items)
+    kept = sum("Byla pro vás" in i["clean_text"] or "Tento web" in i["clean_text"] for i in czech)
+    assert kept == (0 if named else 8), kept
+    assert all("Was this page helpful" not in i["clean_text"] for i in items if "/en-" in i["url"])
+    assert stat(crawler, "deboiler/sites_fitted") == (2 if named else 1)
