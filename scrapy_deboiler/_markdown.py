@@ -58,6 +58,16 @@ def _fence(code: str) -> str:
     return "`" * max(3, run + 1)
 
 
+def _right_after_inline(el: etree._Element) -> bool:
+    """Whether ``el`` starts right where an inline element before it ends,
+    with no text between: two fields a page lays out side by side ("Jorge
+    Ruiz" and a date), which content mode's text writes as two words. Not
+    a word's own markup ("<b>H</b>ello": text runs on after it)."""
+    prev = el.getprevious()
+    return (prev is not None and isinstance(prev.tag, str) and prev.tag not in BLOCK_TAGS
+            and prev.tag not in SKIP_TAGS and prev.tag != "br" and not prev.tail)
+
+
 class _Inline:
     """Inline content being gathered."""
 
@@ -221,6 +231,8 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
                 stack.append((el, None, None))
                 continue
             action, data = None, None
+            if not raw and tag not in BLOCK_TAGS and tag not in _CELLS and _right_after_inline(el):
+                inline.text(" ")  # "<span>Jorge Ruiz</span><time>2024-03-22</time>": two words, as in clean_text
             if tag == "br":
                 action = "br"
             elif tag == "img":

@@ -219,3 +219,17 @@ def test_cells_spanning_rows_and_columns_keep_every_value_in_its_column():
                             ["Friday", "By appointment", "", "B-2"]], (mode, rows)
         assert rows[3][0] == "Holidays" and texts(got, "//th")[:4] == ["Day", "Time", "Type", "Room"], mode
         assert len(texts(got, "//th")) == 4 and rows[3] == ["Holidays", "", "", ""], mode
+
+
+def test_fields_side_by_side_are_two_words_and_a_word_s_markup_is_not():
+    """"<span>Jorge Ruiz</span><time>2024-03-22</time>": two fields, two
+    words in the Markdown as in content mode's text (a new user's reviews
+    read "Jorge Ruiz2024-03-22"); "<b>H</b>ello" stays one word."""
+    html = ("<html><body><main><h1>Hose review</h1><p>What the hose does in the garden, every day, for us "
+            "and for the neighbours too.</p><div class='review'><div class='head'><span>Jorge Ruiz</span>"
+            "<time datetime='2024-03-22'>2024-03-22</time><span>★★★★☆</span></div><p>Bought a second one as a "
+            "gift for my sister; it works as described and folds small.</p></div><p>We <b>H</b>ello and "
+            "<i>in</i>side words.</p></main></body></html>")
+    for mode in ("content", "boilerplate"):
+        md = clean_page(Page(html, "http://shop.example/r"), None, mode=mode, markdown=True).markdown
+        assert "Jorge Ruiz 2024-03-22 ★★★★☆" in md and "We **H**ello and *in*side words." in md, (mode, md)
