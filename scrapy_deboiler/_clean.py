@@ -115,8 +115,10 @@ class CleanResult:
     #: Set when the site model was not used as it stood (``clean_page``):
     #: "shared_parts", "no_model" or "emptied" (``FALLBACKS``).
     fallback: str = ""
-    #: Share of the page's text inside the subtrees the site model matched.
+    #: Share of the page's text inside the subtrees the site model matched,
+    #: and its characters (whitespace left out).
     model_share: float = 0.0
+    model_chars: int = 0
     #: With ``metadata``: ``_metadata.page_metadata``'s dict (author,
     #: dates, language ...), chosen with the model's ``metadata_hints``.
     metadata: dict[str, str | None] | None = None
@@ -399,14 +401,15 @@ def clean_page(
         page.signed = sign_tree(page.root, page.scheme)
     content = mode == "content"
     addresses: list[int] | None = None
-    fallback, share = "", 0.0
+    fallback, share, matched = "", 0.0, 0
     if model is not None:
         # What the model would remove, from the walk's text sizes: a model
         # that takes the page itself is not used as it stands (FALLBACKS).
         signed = _signed_for(page, model)
         found, refused, labels = dropped_entries(signed, model.boilerplate, content, rare_in(model))
         total = signed.total_chars
-        share = sum(signed.chars[i] for i in found) / total if total else 0.0
+        matched = sum(signed.chars[i] for i in found)
+        share = matched / total if total else 0.0
         if refused and not found:
             fallback = "no_model"
         elif share >= EMPTIED_SHARE and total >= EMPTIED_MIN_CHARS:
@@ -478,7 +481,7 @@ def clean_page(
             md = tree_markdown(content_tree(page.root, set(kept), set(dropped), _is_hidden), links)
         return CleanResult(text, html if want_html else "", removed, list(page.notes), comments,
                            removed_blocks=blocks, markdown=md, title=title, fallback=fallback, model_share=share,
-                           metadata=meta)
+                           model_chars=matched, metadata=meta)
     def render(root: etree._Element = page.root) -> tuple[str, str, str]:
         html = etree.tostring(root, method="html", encoding="unicode") if want_html else ""
         text = tree_text(root)
@@ -505,7 +508,7 @@ def clean_page(
                                                     hints=model.metadata_hints if model is not None else None,
                                                     languages=languages))
     return CleanResult(text, html, removed, list(page.notes), removed_blocks=blocks, markdown=md, title=title,
-                       fallback=fallback, model_share=share, metadata=meta)
+                       fallback=fallback, model_share=share, model_chars=matched, metadata=meta)
 
 
 def _guarded(page: Page, read: Callable[[], Any]) -> Any:

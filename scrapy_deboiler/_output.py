@@ -23,6 +23,16 @@ logger = logging.getLogger(__name__)
 #: Notes of a page whose declared encoding could not read it: its raw HTML
 #: stays in the item whatever DEBOILER_KEEP_HTML says.
 _LOSSY = frozenset(("decode-errors", "encoding-fallback", "replacement-characters"))
+#: A site's first pages cleaned with its model, the characters it matched
+#: on them the baseline; a later page with under 1/``UNMATCHED_RATIO`` of
+#: them (where the baseline is ``MIN_TYPICAL`` or more) hardly matched its
+#: template. (Not the subtrees' count: a page in another language lost as
+#: many, its "OK" and "+" buttons, and kept its banner and footer.)
+BASELINE_PAGES = 5
+MIN_TYPICAL = 40
+UNMATCHED_RATIO = 3
+#: Said once such pages are this many and a tenth of those checked.
+UNMATCHED_PAGES = 5
 
 
 class Output(PipelineBase):
@@ -68,7 +78,34 @@ class Output(PipelineBase):
             self._keep_raw(item, html, status)
         self._inc(f"items_{state}")
         self._inc("bytes_out", len(result.html))
+        if model is not None and state == "cleaned" and "fallback" not in status:
+            self._coverage(site, result.model_chars)
         return item
+
+    def _coverage(self, site: _Site, removed: int) -> None:
+        """Count the pages whose template the site's model hardly matches:
+        under a third of the text (``removed``, characters) it matched on
+        the site's first pages cleaned (a page of another language or layout than those it
+        was fitted on: a host's Czech pages kept their cookie banner and
+        footer under a model of its English ones, all "cleaned"). Said once
+        a site, where they are five or more and a tenth of its later pages."""
+        if len(site.removed_first) < BASELINE_PAGES:
+            site.removed_first.append(removed)
+            return
+        typical = sorted(site.removed_first)[BASELINE_PAGES // 2]
+        site.checked += 1
+        if typical < MIN_TYPICAL or UNMATCHED_RATIO * removed >= typical:
+            return
+        site.unmatched += 1
+        self._inc("items_template_unmatched")
+        if not site.told_unmatched and site.unmatched >= UNMATCHED_PAGES and site.unmatched * 10 >= site.checked:
+            site.told_unmatched = True
+            # INFO: a site of two layouts (galleries beside articles) matches less on one, rightly.
+            logger.info("deboiler: %s: %d of its %d later pages matched under a third of the template text "
+                        "its model matched on its first pages (stat deboiler/items_template_unmatched): pages "
+                        "in another language or layout than those it was fitted on may keep their template; "
+                        "DEBOILER_SITE_FIELD can name their site apart (docs/pipeline.md)",
+                        site.name, site.unmatched, site.checked)
 
     def _write_title(self, item: Any, title: str) -> None:
         """The page's headline, unless the item holds a title of its own

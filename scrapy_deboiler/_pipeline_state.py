@@ -117,6 +117,13 @@ class _Site:
     bytes_out: int = 0
     #: Why the site's model is not saved (it emptied many of its fit pages).
     unsaved: str = ""
+    #: Characters the model matched on its first pages cleaned (the
+    #: baseline), and of the later ones, how many were checked and how
+    #: many had far fewer matched (``Output._coverage``).
+    removed_first: list[int] = field(default_factory=list)
+    checked: int = 0
+    unmatched: int = 0
+    told_unmatched: bool = False
 
     def __post_init__(self) -> None:
         self.hold.name = self.name

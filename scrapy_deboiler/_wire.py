@@ -316,7 +316,7 @@ def _result_head(result: CleanResult) -> tuple[dict[str, Any], list[bytes]]:
     skipped = [result.skipped.kind, result.skipped.reason] if result.skipped is not None else None
     return ({"removed": result.removed, "notes": result.notes, "skipped": skipped,
              "blocks": result.removed_blocks, "fallback": result.fallback, "model_share": result.model_share,
-             "metadata": result.metadata},
+             "model_chars": result.model_chars, "metadata": result.metadata},
             [_blob(result.text), _blob(result.html), _blob(result.comments), _blob(result.markdown),
              _blob(result.title)])
 
@@ -330,7 +330,8 @@ def _result(head: dict[str, Any], blobs: list[memoryview]) -> CleanResult:
         text=_text(blobs[0]), html=_text(blobs[1]), removed=head["removed"], notes=list(head["notes"]),
         comments=_text(blobs[2]), skipped=Skip(*skipped) if skipped else None,
         removed_blocks=[tuple(b) for b in head["blocks"]], markdown=_text(blobs[3]), title=_text(blobs[4]),
-        fallback=head["fallback"], model_share=head["model_share"], metadata=head["metadata"])
+        fallback=head["fallback"], model_share=head["model_share"], model_chars=head["model_chars"],
+        metadata=head["metadata"])
 
 
 def answer_frame(answer: Answer) -> bytes:

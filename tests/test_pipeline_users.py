@@ -1172,14 +1172,15 @@ def _bilingual_page(lang: str, k: int) -> str:
 
 @pytest.mark.parametrize("named", [False, True])
 @pytest_twisted.ensureDeferred
-async def test_a_bilingual_site_named_per_language_loses_each_language_s_template(tmp_path, named):
+async def test_a_bilingual_site_named_per_language_loses_each_language_s_template(tmp_path, named, caplog):
     """A council's pages in English and in Czech: one layout, the template's
     words in two languages. Fitted on the first pages (English), the Czech
     pages kept their cookie banner, feedback box and footer (a new user's
-    crawl); with DEBOILER_SITE_FIELD naming the site per language, each is
-    fitted apart."""
+    crawl), all "cleaned": now counted and said once. With
+    DEBOILER_SITE_FIELD naming the site per language, each is fitted apart."""
     from crawling import Pages
 
+    caplog.set_level(logging.INFO, logger="scrapy_deboiler")
     pages = {f"/articles/{lang}-{k:02d}.html": _bilingual_page(lang, k) for lang in ("en", "cs") for k in range(8)}
     links = "".join(f"<a href='{p}'>{p}</a> " for p in sorted(pages, key=lambda p: (p[10:12] != "en", p)))
     pages["/"] = f"<html><body>{links}</body></html>"
@@ -1199,3 +1200,7 @@ async def test_a_bilingual_site_named_per_language_loses_each_language_s_templat
     assert kept == (0 if named else 8), kept
     assert all("Was this page helpful" not in i["clean_text"] for i in items if "/en-" in i["url"])
     assert stat(crawler, "deboiler/sites_fitted") == (2 if named else 1)
+    # Not silently: the Czech pages that kept their template are counted and said.
+    assert stat(crawler, "deboiler/items_template_unmatched") == (0 if named else 8)
+    told = [r for r in caplog.records if "DEBOILER_SITE_FIELD" in r.getMessage()]
+    assert len(told) == (0 if named else 1) and (named or told[0].levelno == logging.INFO)
