@@ -287,7 +287,7 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
             if not more:
                 break
             refused |= more
-    rows = set(own_rows(signed, found, WHOLE_PAGE_SHARE)) if rare is not None else set()
+    rows = set(own_rows(signed, found, WHOLE_PAGE_SHARE, rare)) if rare is not None else set()
     if rows:
         assert rare is not None
         spared = set(refused)  # what lies inside a spared entry can still match

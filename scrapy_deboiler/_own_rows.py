@@ -27,34 +27,30 @@ _TABLE_PARTS = frozenset(("tr", "td", "th", "thead", "tbody", "tfoot"))
 _ENTRY_TAGS = frozenset(("li", "article"))
 
 
-def own_rows(signed: SignedTree, found: list[int], share: float) -> list[etree._Element]:
-    """The rows of the page's own lists that hold entries of ``found``:
-    ``ENTRY_REPEATS`` or more siblings of one tag and class (``<li>`` and
-    ``<article>`` may have none), short (``ENTRY_CHARS``), their list
-    holding more than ``share`` of the text the page's other matches leave,
-    not readers' comments. A forum's three topic lists, neighbours in URL
-    order, share the shape of their rows, and their threads' "Similar
-    topics" boxes the topics' titles: a new user's board lost every title.
-    A box of other pages' items beside an article holds less text than the
-    article; a table's rows are ``_clean._outside_data_tables``' business."""
+def own_rows(signed: SignedTree, found: list[int], share: float,
+             rare: Callable[[str], bool]) -> list[etree._Element]:
+    """The rows of the page's own lists that hold entries of ``found``
+    ``rare`` (few of the site's pages share them; the others only count
+    where they sit): ``ENTRY_REPEATS`` or more siblings of one tag and
+    class (``<li>`` and ``<article>`` may have none), short
+    (``ENTRY_CHARS``), their list holding more than ``share`` of the text
+    the page's other matches leave, not readers' comments. A forum's three
+    topic lists, neighbours in URL order, share the shape of their rows,
+    and their threads' "Similar topics" boxes the topics' titles: a new
+    user's board lost every title. A box of other pages' items beside an
+    article holds less text than the article; a table's rows are
+    ``_clean._outside_data_tables``' business. (Most pages' matches are
+    all the site's template: they are walked no further, 0.25 ms a page.)"""
     lists: dict[etree._Element, tuple[tuple, set[int]]] = {}
+    sigs = signed.signatures
     for i in found:
-        node = signed.element(i)
-        for _ in range(ENTRY_REACH + 1):
-            parent = node.getparent()
-            if parent is None or not isinstance(node.tag, str) or node.tag in _TABLE_PARTS:
-                break
-            kind = (node.tag, node.get("class"))
-            if parent in lists and lists[parent][0] == kind:
-                lists[parent][1].add(i)
-                break
-            if (kind[1] or node.tag in _ENTRY_TAGS) and sum(
-                    1 for c in parent if c.tag == kind[0] and c.get("class") == kind[1]) >= ENTRY_REPEATS:
-                lists[parent] = (kind, {i})
-                break
-            node = parent
+        if rare(sigs[i]):
+            _place(signed, i, lists, True)
     if not lists:
         return []
+    for i in found:
+        if not rare(sigs[i]):
+            _place(signed, i, lists, False)
     chars = signed.chars
     inside = set().union(*(held for _, held in lists.values()))
     left = signed.total_chars - sum(chars[i] for i in found if i not in inside)
@@ -67,6 +63,26 @@ def own_rows(signed: SignedTree, found: list[int], share: float) -> list[etree._
         if size <= ENTRY_CHARS * len(siblings):
             rows.extend(siblings)
     return rows
+
+
+def _place(signed: SignedTree, i: int, lists: dict, new: bool) -> None:
+    """Add entry ``i`` to the list whose row holds it (``ENTRY_REACH``
+    levels up at most); with ``new``, the first list of rows above it
+    (siblings of its ancestor's tag and class) is one."""
+    node = signed.element(i)
+    for _ in range(ENTRY_REACH + 1):
+        parent = node.getparent()
+        if parent is None or not isinstance(node.tag, str) or node.tag in _TABLE_PARTS:
+            return
+        kind = (node.tag, node.get("class"))
+        if parent in lists and lists[parent][0] == kind:
+            lists[parent][1].add(i)
+            return
+        if new and (kind[1] or node.tag in _ENTRY_TAGS) and sum(
+                1 for c in parent if c.tag == kind[0] and c.get("class") == kind[1]) >= ENTRY_REPEATS:
+            lists[parent] = (kind, {i})
+            return
+        node = parent
 
 
 def _readers(parent: etree._Element, cls: str | None) -> bool:
