@@ -378,8 +378,8 @@ def keep_sections(tags: list[str], kept: list[bool], words: list[int], link_dens
         if not (kept[i] and tags[i] in SUBHEADINGS):
             i += 1
             continue
-        j = i + 1
-        while j < n and tags[j] not in HEADING_TAGS:
+        j = i + 1  # to the next heading of its level or above: a subsection is its own
+        while j < n and not (tags[j] in HEADING_TAGS and tags[j] <= tags[i]):  # "h2" <= "h3"
             j += 1
         run = range(i + 1, j)
         if run and not any(kept[k] for k in run):
@@ -390,7 +390,7 @@ def keep_sections(tags: list[str], kept: list[bool], words: list[int], link_dens
                     out[k] = True
             else:
                 out[i] = False
-        i = j
+        i += 1
     return out
 
 

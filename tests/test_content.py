@@ -1065,6 +1065,13 @@ def test_a_kept_heading_keeps_its_short_section_or_goes():
         for line in (f"Monday 8:0{k % 3}-17:00", where, tel):
             assert line in text, (url, line, text)
         assert "See also" not in lines or f"Service {k + 1}" in lines, (url, text)
+    # A section runs to the next heading of its level or above: a thread's
+    # <h2> over a bar of buttons and its posts' <h3>s keeps its posts.
+    from scrapy_deboiler._kept_rules import keep_sections
+
+    tags = ["h2", "div", "h3", "p", "h3", "p"]
+    kept = [True, False, True, True, True, True]
+    assert keep_sections(tags, kept, [6, 2, 6, 40, 6, 30], [0.0, 1.0, 0.0, 0.0, 0.0, 0.0], [False] * 6) == kept
 
 
 def test_a_wiki_s_edit_links_beside_its_headings_are_not_text():
