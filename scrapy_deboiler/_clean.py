@@ -320,18 +320,6 @@ _PERMALINK_END = re.compile("[ \t]*[\u00b6\U0001f517]$", re.M)
 META_TEMPLATE_SHARE = 0.25
 
 
-def site_wide(signed: SignedTree, entries: list[int], model: SiteModel) -> list[int]:
-    """The entries whose subtree a quarter or more of the model's
-    neighbour pairs share, as the metadata's template. Cleaning removes a subtree two neighbour pairs
-    share; a byline does that when a run of neighbouring posts has one
-    author ("By Sam Hughes" on four quick tips of twenty pages), and the
-    author was lost with it. A box of other posts' dates and authors is on
-    most of the site's pages (``META_TEMPLATE_SHARE`` of the pairs)."""
-    least = max(model.threshold, META_TEMPLATE_SHARE * model.pairs)
-    support = model.support
-    return [i for i in entries if support.get(signed.signatures[i], 0) >= least]
-
-
 def rare_in(model: SiteModel) -> Callable[[str], bool]:
     """Whether fewer than ``META_TEMPLATE_SHARE`` of the model's neighbour
     pairs share a signature: a match some pages have (a topic's title in
@@ -339,6 +327,17 @@ def rare_in(model: SiteModel) -> Callable[[str], bool]:
     least = max(model.threshold, META_TEMPLATE_SHARE * model.pairs)
     support = model.support
     return lambda sig: support.get(sig, 0) < least
+
+
+def site_wide(signed: SignedTree, entries: list[int], rare: Callable[[str], bool]) -> list[int]:
+    """The entries whose subtree a quarter or more of the model's neighbour
+    pairs share (not ``rare``, ``rare_in``), as the metadata's template.
+    Cleaning removes a subtree two neighbour pairs share; a byline does that
+    when a run of neighbouring posts has one author ("By Sam Hughes" on four
+    quick tips of twenty pages), and the author was lost with it. A box of
+    other posts' dates and authors is on most of the site's pages
+    (``META_TEMPLATE_SHARE`` of the pairs)."""
+    return [i for i in entries if not rare(signed.signatures[i])]
 
 
 def _signed_for(page: Page, model: SiteModel) -> SignedTree:
@@ -406,7 +405,8 @@ def clean_page(
         # What the model would remove, from the walk's text sizes: a model
         # that takes the page itself is not used as it stands (FALLBACKS).
         signed = _signed_for(page, model)
-        found, refused, labels = dropped_entries(signed, model.boilerplate, content, rare_in(model))
+        rare = rare_in(model)
+        found, refused, labels = dropped_entries(signed, model.boilerplate, content, rare)
         total = signed.total_chars
         matched = sum(signed.chars[i] for i in found)
         share = matched / total if total else 0.0
@@ -443,13 +443,13 @@ def clean_page(
         # A byline's name or date is a phrase other pages repeat (in their
         # lists of posts): boilerplate mode removes such phrases, but the
         # page's metadata is read outside its template as content mode takes it.
-        entries = found if content else dropped_entries(signed, model.boilerplate, True, rare_in(model))[0]
-        meta_template = {signed.element(i) for i in site_wide(signed, entries, model)}
+        entries = found if content else dropped_entries(signed, model.boilerplate, True, rare)[0]
+        meta_template = {signed.element(i) for i in site_wide(signed, entries, rare)}
     blocks: list[tuple[str, str]] = []
     if explain and model is not None:  # for reports: which subtrees, by signature
         signed = page.signed
         blocks = [(signed.signatures[i], " ".join(tree_text(signed.element(i)).split())[:100])
-                  for i in outermost_dropped(signed, model.boilerplate, content, rare_in(model))]
+                  for i in outermost_dropped(signed, model.boilerplate, content, rare)]
     page.signed = SignedTree()
     page._cleaned = "cleaned"
     if mode == "content":

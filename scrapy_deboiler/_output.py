@@ -85,10 +85,11 @@ class Output(PipelineBase):
     def _coverage(self, site: _Site, removed: int) -> None:
         """Count the pages whose template the site's model hardly matches:
         under a third of the text (``removed``, characters) it matched on
-        the site's first pages cleaned (a page of another language or layout than those it
-        was fitted on: a host's Czech pages kept their cookie banner and
-        footer under a model of its English ones, all "cleaned"). Said once
-        a site, where they are five or more and a tenth of its later pages."""
+        the site's first pages cleaned (a page of another language or
+        layout than those it was fitted on: a host's Czech pages kept their
+        cookie banner and footer under a model of its English ones, all
+        "cleaned"). Said once a site, where they are five or more and a
+        tenth of its later pages."""
         if len(site.removed_first) < BASELINE_PAGES:
             site.removed_first.append(removed)
             return
