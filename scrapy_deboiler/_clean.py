@@ -18,7 +18,7 @@ from ._limits import DEFAULT_LIMITS, Limits, Skip, check_page
 from ._loading import empty_root, parse_html
 from ._markdown import content_tree, tree_markdown
 from ._model import SiteModel
-from ._own_rows import own_parts, own_rows
+from ._own_rows import own_headline, own_parts, own_rows, row_fields
 from ._phrases import list_entries, mid_sentence, phrase, section_labels
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import drop as _drop
@@ -276,8 +276,8 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
     refused (``_whole_page``: the entries then are the shared parts inside
     it), and the shared entries left as labels of the page's own sections
     (``section_labels``). Entries of its lists (``list_entries``) are left
-    too, and with ``rare`` (``rare_in``) what the rows of its own lists hold
-    (``_own_rows``)."""
+    too, and with ``rare`` (``rare_in``) its headline and what the rows of
+    its own lists hold (``_own_rows``)."""
     found = outermost(signed, signatures)
     refused = _whole_page(signed, found) if signed.shapes else set()
     if refused:
@@ -287,10 +287,13 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
             if not more:
                 break
             refused |= more
+    spared = set(refused)  # what lies inside a spared entry can still match
+    while rare is not None and (heads := own_headline(signed, found, rare)):
+        spared |= heads  # (then what it holds: the <a> of a matched <h1>)
+        found = outermost(signed, signatures, spared)
     rows = set(own_rows(signed, found, WHOLE_PAGE_SHARE, rare)) if rare is not None else set()
     if rows:
         assert rare is not None
-        spared = set(refused)  # what lies inside a spared entry can still match
         while more := own_parts(signed, found, rows, rare):
             spared |= more
             found = outermost(signed, signatures, spared)
@@ -300,6 +303,9 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
     elements = [e for _, e in entries]
     labels = section_labels(elements)
     own = labels | list_entries(elements)
+    if elements:
+        left = signed.total_chars - sum(signed.chars[i] for i, _ in entries)
+        own |= row_fields(elements, left, WHOLE_PAGE_SHARE)
     return [i for i, e in entries if e not in own], bool(refused), [i for i, e in entries if e in labels]
 
 

@@ -5,7 +5,7 @@ threads' "Similar topics" boxes the topics' titles."""
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from lxml import etree
@@ -13,7 +13,9 @@ from lxml import etree
 from ._signatures import SignedTree
 from ._text import text_chars
 
-__all__ = ["ENTRY_CHARS", "ENTRY_REACH", "ENTRY_REPEATS", "own_parts", "own_rows"]
+__all__ = ["ENTRY_CHARS", "ENTRY_REACH", "ENTRY_REPEATS", "FIELD_CHARS", "FIELD_ROWS", "FIELD_SPREAD", "FIELD_VALUES",
+           "own_headline", "own_parts", "own_rows",
+           "row_fields"]
 
 #: A page's own list: this many or more siblings of one tag and class ...
 ENTRY_REPEATS = 3
@@ -25,6 +27,16 @@ ENTRY_CHARS = 400
 _TABLE_PARTS = frozenset(("tr", "td", "th", "thead", "tbody", "tfoot"))
 #: Rows alike by their tag alone; other siblings are rows where they share a class.
 _ENTRY_TAGS = frozenset(("li", "article"))
+#: Levels above a match where the page's headline may hold it (``own_headline``).
+HEADLINE_REACH = 3
+#: A row's field (``row_fields``): this many characters of text or fewer (a
+#: company, a place, a brand; not a teaser).
+FIELD_CHARS = 80
+#: ... standing in this share of the rows or more, with this many values or
+#: more between them, and a value for this share of them or more.
+FIELD_ROWS = 0.8
+FIELD_VALUES = 3
+FIELD_SPREAD = 0.3
 
 
 def own_rows(signed: SignedTree, found: list[int], share: float,
@@ -127,3 +139,109 @@ def own_parts(signed: SignedTree, found: list[int], rows: set, rare: Callable[[s
 def _title_of(row: etree._Element) -> etree._Element | None:
     """A row's first link with words: its entry's title."""
     return next((a for a in row.iter("a") if "".join(a.itertext()).strip()), None)
+
+
+def row_fields(elements: list[etree._Element], left: int, share: float) -> set[etree._Element]:
+    """Of shared subtrees (``elements``), the short values that stand in one
+    place of the rows of the page's own list, where that place holds
+    different values from row to row: a job card's company and location, a
+    product tile's brand. Each value is on some of the site's other pages
+    (a company with jobs on three result pages), so it matched, and every
+    card of a new user's job board lost its company in both modes. The rows
+    are ``ENTRY_REPEATS`` or more siblings of one tag and class, most not
+    shared and with text of their own, their list holding more than
+    ``share`` of the ``left`` text (not a sidebar's box). A place holding
+    a few values many times ("In stock", "On order", "Rated 5.0 out of 5"),
+    or that some rows have (a "Top rated" badge), is template, as WCXB's
+    gold for shop pages has it; so is a link or a button (an action, a tag
+    cloud's entry)."""
+    shared = set(elements)
+    kinds: dict[etree._Element, Counter] = {}
+    slots: dict[tuple, list[etree._Element]] = defaultdict(list)
+    for el in elements:
+        if not 0 < text_chars(el) <= FIELD_CHARS or any(True for _ in el.iter("a", "button")):
+            continue
+        path: list[tuple] = []
+        node = el
+        for _ in range(ENTRY_REACH + 1):
+            parent = node.getparent()
+            if parent is None or not isinstance(node.tag, str) or node.tag in _TABLE_PARTS or parent in shared:
+                break
+            kind = (node.tag, node.get("class"))
+            if node is not el and (kind[1] or node.tag in _ENTRY_TAGS):
+                counts = kinds.get(parent)
+                if counts is None:
+                    counts = kinds[parent] = Counter((c.tag, c.get("class")) for c in parent)
+                if counts[kind] >= ENTRY_REPEATS:
+                    slots[(parent, kind, tuple(reversed(path)))].append(el)
+                    break
+            same = [c for c in parent if c.tag == node.tag and c.get("class") == kind[1]]
+            path.append((node.tag, kind[1], same.index(node)))
+            node = parent
+    fields: set[etree._Element] = set()
+    owned: dict[tuple, bool] = {}
+    for (parent, kind, steps), found in slots.items():
+        rows = [c for c in parent if c.tag == kind[0] and c.get("class") == kind[1]]
+        values = Counter(" ".join("".join(v.itertext()).split()).lower()
+                         for r in rows if (v := _follow(r, steps)) is not None)
+        filled = sum(values.values())
+        if len(values) < max(FIELD_VALUES, FIELD_SPREAD * filled) or filled < FIELD_ROWS * len(rows):
+            continue  # a status ("In stock"), a rating, or a badge some rows have ("Top rated")
+        if (parent, kind) not in owned:
+            owned[(parent, kind)] = _own_list(parent, rows, shared, left, share)
+        if owned[(parent, kind)]:
+            fields.update(found)
+    return fields
+
+
+def _follow(row: etree._Element, path: tuple) -> etree._Element | None:
+    """The element at ``path`` (tag, class, index among its like siblings)
+    below ``row``, or None where this row has none."""
+    node = row
+    for tag, cls, index in path:
+        same = [c for c in node if c.tag == tag and c.get("class") == cls]
+        if index >= len(same):
+            return None
+        node = same[index]
+    return node
+
+
+def _own_list(parent: etree._Element, rows: list[etree._Element], shared: set, left: int, share: float) -> bool:
+    """Whether ``rows`` are a list of the page's own (``row_fields``)."""
+    if text_chars(parent) <= share * left or _readers(parent, rows[0].get("class")):
+        return False
+    own = 0
+    for row in rows:
+        if row in shared:
+            continue
+        inside = sum(text_chars(d) for d in row.iterdescendants() if d in shared)
+        own += text_chars(row) > inside
+    return 2 * own > len(rows)
+
+
+def own_headline(signed: SignedTree, found: list[int], rare: Callable[[str], bool]) -> set[int]:
+    """The entries of ``found`` that are the page's headline: all the text
+    of an ``<h1>`` the site does not share (``HEADLINE_REACH`` levels down
+    at most), or an ``<h1>`` few of the site's pages share (``rare``: a
+    copy of the page under another URL). A question's title links to the
+    question, and the "Related" boxes of the questions beside it link it by
+    the same words: boilerplate mode took a new user's questions' headlines
+    for template. A site's name in an ``<h1>`` on every page is matched
+    with its ``<h1>``, and not rare."""
+    out = set()
+    for i in found:
+        el = signed.element(i)
+        if el.tag == "h1":
+            if rare(signed.signatures[i]):
+                out.add(i)
+            continue
+        node: etree._Element | None = el.getparent()
+        for _ in range(HEADLINE_REACH):
+            if node is None or not isinstance(node.tag, str) or node.tag in ("body", "html"):
+                break
+            if node.tag == "h1":
+                if text_chars(node) == text_chars(el):
+                    out.add(i)
+                break
+            node = node.getparent()
+    return out

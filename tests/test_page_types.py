@@ -195,3 +195,111 @@ async def test_a_forum_s_topic_lists_keep_every_topic(tmp_path, mode):
             assert title in item["clean_text"], (mode, board, title, item["clean_text"])
         for template in TEMPLATE:
             assert template not in item["clean_text"], (mode, board, template)
+
+
+def job_board() -> tuple[dict[str, str], dict[str, list[tuple[str, str, str]]]]:
+    """Five result pages of ten job cards each (title, company, location,
+    salary) beside a filter sidebar of the same places, and a page a job.
+    Each company and place is on several result pages, so each matched as
+    template; the sidebar's places are the site's template."""
+    import random
+
+    rng = random.Random("jobs")
+    companies = ["Kestrel Games", "Pinecone Health", "Northwind Logistics", "Carrot & Stick Ltd"]
+    places = ["Berlin", "Dublin", "Lisbon", "Warsaw", "Remote (EU)"]
+    pages, cards = {}, {}
+    filters = "".join(f"<label><input type='checkbox'> {p}</label>" for p in places)
+    sidebar = f"<aside class='filters'><h3>Refine your search</h3><fieldset>{filters}</fieldset></aside>"
+    for n in range(1, 6):
+        cards[f"/jobs/search-{n}"] = rows = []
+        for k in range(10):
+            job = 10 * n + k
+            title = f"{rng.choice(['Senior', 'Junior', 'Lead'])} {sentence(rng, 2)[:-1]} engineer {job}"
+            rows.append((title, rng.choice(companies), rng.choice(places)))
+            pages[f"/jobs/{job}"] = _template("jobs.test", title, f"<h1>{title}</h1><p>{sentence(rng, 40)}</p>"
+                                              f"<p>{sentence(rng, 30)}</p>", rng)
+        items = "".join(f"<li class='job-card'><h2 class='job-title'><a href='/jobs/{10 * n + k}'>{t}</a></h2>"
+                        f"<div class='company'>{c.replace('&', '&amp;')}</div><div class='location'>{p}</div>"
+                        f"<div class='salary'>€{40 + 3 * n + k},000 a year</div></li>"
+                        for k, (t, c, p) in enumerate(rows))
+        main = (f"<h1>Software jobs: page {n} of 5</h1>{sidebar}<ul class='results'>{items}</ul>")
+        pages[f"/jobs/search-{n}"] = _template("jobs.test", f"Jobs page {n}", main, rng)
+    return pages, cards
+
+
+@pytest.mark.parametrize("mode", ["content", "boilerplate"])
+@pytest_twisted.ensureDeferred
+async def test_every_job_card_keeps_its_company_and_place(tmp_path, mode):
+    """A company or a place is on several result pages of a job board, so
+    it matched as template, and every card of a new user's board lost its
+    company and location in both modes. A place of the cards' rows holding
+    different values from row to row is the page's own; the sidebar's
+    list of the same places is template."""
+    pages, cards = job_board()
+    links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in sorted(pages))
+    pages["/"] = f"<html><body><ul>{links}</ul></body></html>"
+    port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
+    try:
+        crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"],
+                                     DEBOILER_MIN_PAGES=len(pages) - 1, DEBOILER_MODE=mode,
+                                     spider_kwargs={"follow": "/jobs/"})
+    finally:
+        close(port)
+    check_all_items_reached_the_feed(crawler, items)
+    by_path = {"/" + i["url"].split("/", 3)[3]: i for i in items}
+    for path, rows in cards.items():
+        item = by_path[path]
+        assert item["deboiler"]["model"] == "fitted", item["deboiler"]
+        lines = item["clean_text"].splitlines()
+        for title, company, place in rows:
+            at = lines.index(title)
+            assert lines[at + 1:at + 3] == [company, place], (mode, path, lines[at:at + 4])
+        assert "Refine your search" not in item["clean_text"], (mode, path)
+        assert sum(line in [p for _, _, p in rows] for line in lines) == len(rows), (mode, path, lines)
+        for template in TEMPLATE:
+            assert template not in item["clean_text"], (mode, path, template)
+
+
+def qa_site() -> tuple[dict[str, str], dict[str, str]]:
+    """Question pages whose headline links to the question, as the
+    "Related" boxes of the questions beside it link it: the same ``<a>``."""
+    import random
+
+    rng = random.Random("qa")
+    titles = {k: f"How do I {sentence(rng, 4).rstrip('.').lower()} ({k})?" for k in range(1, 11)}
+    pages = {}
+    for k, title in titles.items():
+        link = lambda j: f'<a class="question-hyperlink" href="/questions/{j}">{titles[j]}</a>'  # noqa: E731
+        related = "".join(f'<div class="spacer">{link(j)}</div>' for j in (k % 10 + 1, (k + 1) % 10 + 1))
+        main = (f'<div id="question-header"><h1>{link(k)}</h1></div><div class="post">'
+                f'<p>{sentence(rng, 40)}</p></div><div class="answer"><p>{sentence(rng, 30)}</p></div>'
+                f'<div class="sidebar-related"><h4>Related</h4>{related}</div>')
+        pages[f"/questions/{k}"] = _template("qa.test", title, main, rng)
+    return pages, {f"/questions/{k}": t for k, t in titles.items()}
+
+
+@pytest.mark.parametrize("mode", ["content", "boilerplate"])
+@pytest_twisted.ensureDeferred
+async def test_a_question_keeps_its_headline_that_its_neighbours_link(tmp_path, mode):
+    """A question's headline is a link to itself, and the "Related" boxes
+    of the questions beside it link it with the same words: boilerplate
+    mode took a new user's headlines for template. An ``<h1>`` the site
+    does not share is the page's own, all the text in it too."""
+    pages, titles = qa_site()
+    links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in sorted(pages))
+    pages["/"] = f"<html><body><ul>{links}</ul></body></html>"
+    port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
+    try:
+        crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"],
+                                     DEBOILER_MIN_PAGES=len(pages) - 1, DEBOILER_MODE=mode,
+                                     spider_kwargs={"follow": "/questions/"})
+    finally:
+        close(port)
+    check_all_items_reached_the_feed(crawler, items)
+    by_path = {"/" + i["url"].split("/", 3)[3]: i for i in items}
+    for path, title in titles.items():
+        item = by_path[path]
+        assert item["deboiler"]["model"] == "fitted", item["deboiler"]
+        assert item["clean_text"].splitlines()[0] == title, (mode, path, item["clean_text"][:200])
+        for template in TEMPLATE:
+            assert template not in item["clean_text"], (mode, path, template)
