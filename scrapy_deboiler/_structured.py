@@ -23,7 +23,7 @@ _ARTICLE_TYPES = frozenset(
     opinionnewsarticle reviewnewsarticle backgroundnewsarticle reportagenewsarticle livebligposting
     liveblogposting socialmediaposting discussionforumposting posting medicalscholarlyarticle
     satiricalarticle advertisercontentarticle askpublicnewsarticle creativework recipe howto
-    videoobject podcastepisode question qapage newsletter""".split())
+    videoobject podcastepisode question qapage newsletter jobposting""".split())
 #: Types of the page as a whole: their dates are the CMS's, given only
 #: where the page shows them.
 _PAGE_TYPES = frozenset(
@@ -188,7 +188,7 @@ def _read_ld(page: PageCandidates, scripts: list[str], names: list[str]) -> None
             continue
         tname = sorted(types & (_ARTICLE_TYPES | _PAGE_TYPES))[0]
         for prop, f in (("datePublished", "published"), ("dateCreated", "published"), ("uploadDate", "published"),
-                        ("dateModified", "modified")):
+                        ("datePosted", "published"), ("dateModified", "modified")):
             v = node.get(prop)
             day = iso_day(v) if isinstance(v, str) else None
             if day:

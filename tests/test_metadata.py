@@ -118,6 +118,18 @@ def test_no_guess_on_a_shop_page():
     assert m["published"] is None
 
 
+def test_a_job_posting_s_date_is_its_publication():
+    """A job ad states its date as JobPosting's ``datePosted`` only; its
+    company is no author."""
+    html = """<html><head><script type="application/ld+json">{"@context": "https://schema.org",
+    "@type": "JobPosting", "title": "Backend engineer", "datePosted": "2024-07-25",
+    "hiringOrganization": {"@type": "Organization", "name": "Kestrel Games"}}</script></head><body>
+    <h1>Backend engineer</h1><p>""" + PROSE + """</p></body></html>"""
+    m = meta_of(html, "https://jobs.example.org/jobs/5000")
+    assert m["published"] == "2024-07-25"
+    assert m["author"] is None
+
+
 def test_a_text_byline_under_the_headline_of_an_undated_page_and_no_menu_s_choice():
     """"Par Marie Dupont" just below the headline is the author of a page
     that shows no date; a sort menu's "By Review" is no byline."""
