@@ -175,13 +175,17 @@ class Fitting(PipelineBase):
         """The fit's line; ``results``: each page's clean, None where it failed."""
         done = [(p, r) for p, r in zip(pages, results) if r is not None]
         removed = 1 - sum(len(r.html) for _, r in done) / max(1, sum(len(p.html) for p, _ in done))
-        early = f"released early: {_RELEASED_EARLY[reason]}; " if reason in _RELEASED_EARLY else ""
         failed = f", {len(pages) - len(done)} failed" if len(done) < len(pages) else ""
+        # A site smaller than DEBOILER_MIN_PAGES is fitted when the crawl ends,
+        # and its model stays provisional: say so, or the line reads as a fault.
+        learns = (f"released early: {_RELEASED_EARLY[reason]}; provisional: it learns until it has seen "
+                  f"{self.min_pages}" if reason in _RELEASED_EARLY else
+                  f"provisional: the crawl gave {len(pages)} of the {self.min_pages} pages of "
+                  "DEBOILER_MIN_PAGES; later crawls' pages complete it")
         self._site_log("deboiler: fitted %s on %d pages in %.2fs%s: %d boilerplate signatures, "
-                       "%.0f%% of HTML removed%s", site.name or "?", len(pages),
-                       time.perf_counter() - started,
-                       f" ({early}provisional: it learns until it has seen {self.min_pages})"
-                       if model.provisional else "", len(model.boilerplate), 100 * removed, failed)
+                       "%.0f%% of these pages' HTML removed%s", site.name or "?", len(pages),
+                       time.perf_counter() - started, f" ({learns})" if model.provisional else "",
+                       len(model.boilerplate), 100 * removed, failed)
 
     def _fit_whole(self, site: _Site, pages: list[_HeldPage], reason: Release) -> None:
         """Parse, fit and clean a site's held pages in one task (threads, or

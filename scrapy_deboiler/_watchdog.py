@@ -170,7 +170,7 @@ class Watchdog(PipelineBase):
             # Boilerplate mode without a model removes nothing; its clean_html
             # differs from the page only as serialized (the doctype, say).
             removed = "nothing removed" if model is None and self.mode != "content" else (
-                f"{100 * (1 - site.bytes_out / max(1, site.bytes_in)):.0f}% of HTML removed")
+                f"{100 * (1 - site.bytes_out / max(1, site.bytes_in)):.0f}% of its items' HTML removed")
             logger.info("deboiler: %s: %d items, %s, %s", site.name or "?", site.pages, what, removed)
         get = self.stats.get_value
         failed_saves = get("deboiler/saves_failed", 0)

@@ -149,6 +149,28 @@ async def test_an_early_stop_leaves_a_provisional_model_that_keeps_learning(tmp_
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_site_smaller_than_min_pages_is_told_why_its_model_is_provisional(tmp_path, caplog):
+    """A docs site of fewer pages than DEBOILER_MIN_PAGES is fitted when the
+    crawl ends, provisional, on every crawl: its line says how many pages
+    the crawl gave of how many, not only that it learns (a new user read
+    that as a fault). The fit's share is of its pages, the close's of all
+    the site's items: two figures, each named."""
+    a, pa = serve_site(6, "alpha")
+    try:
+        with caplog.at_level(logging.INFO, logger="scrapy_deboiler"):
+            crawler, items = await crawl(tmp_path, [a], DEBOILER_MIN_PAGES=20)
+    finally:
+        close(pa)
+    check_all_items_reached_the_feed(crawler, items)
+    (fit,) = [r.getMessage() for r in caplog.records if "deboiler: fitted 127.0.0.1" in r.getMessage()]
+    assert (f"(provisional: the crawl gave {len(items)} of the 20 pages of DEBOILER_MIN_PAGES; later crawls' "
+            "pages complete it)") in fit, fit
+    assert "of these pages' HTML removed" in fit, fit
+    (close_line,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("deboiler: 127.0.0.1:")]
+    assert close_line.endswith("of its items' HTML removed"), close_line
+
+
+@pytest_twisted.ensureDeferred
 async def test_sites_released_early_learn_in_the_same_crawl(tmp_path, caplog):
     """The held-bytes budget releases a site after a few pages; its
     provisional model completes itself from the site's later pages. The
