@@ -34,6 +34,10 @@ _MODIFIED_CLASS = re.compile(r"updat|modif|revis|edited|aktualisiert|actualiz|ag
 #: "Aktualisiert", "Mis à jour", "Actualizado"...).
 _MODIFIED_LABEL = re.compile(r"updat|modif|revis|edited|aktualisiert|geändert|mis à jour|mise à jour|actualiz|"
                              r"aggiornat|bijgewerkt|atualiz|zaktualizow|обновл|更新", re.I)
+#: A label before a date that it is when a member joined ("Joined: Mon Jul
+#: 24, 2017" in a forum post's profile): a person's date, not the page's.
+_JOINED_LABEL = re.compile(r"joined|join date|member since|registered|mitglied seit|registriert|inscrit|"
+                           r"miembro desde|registrado|iscritto|lid sinds|geregistreerd|зарегистр", re.I)
 #: Links to an author's page.
 _AUTHOR_HREF = re.compile(r"/(?:author|authors|autor|autore|auteur|writers?|contributors?|columnists?|"
                           r"journalists?|redakteur|profiles?/author)/[^/?#]", re.I)
@@ -330,8 +334,9 @@ def read_elements(root: etree._Element, names: list[str], month_first: bool) -> 
             continue
         if tag == "time" or (el.get("datetime") and tag in ("span", "abbr", "div", "p")):
             day = iso_day(el.get("datetime") or "", month_first) or iso_day(_seen_text(el), month_first)
-            if day:
-                label = f"{words} {_label_before(el)} {_seen_text(el)[:80]}"  # "<time>Updated on June 18"
+            before = _label_before(el)
+            if day and not _joined(before):
+                label = f"{words} {before} {_seen_text(el)[:80]}"  # "<time>Updated on June 18"
                 f = "modified" if _MODIFIED_CLASS.search(words) or _MODIFIED_LABEL.search(label) else "published"
                 _add(out, order, el, places, f, day, "time", "time:")
             continue
@@ -359,7 +364,7 @@ def read_elements(root: etree._Element, names: list[str], month_first: bool) -> 
                 if txt:  # a date box's date opens it ("Posted on April 13, 2023" and its tags)
                     txt = txt[:MAX_BYLINE_CHARS]
                     days = find_days(txt, month_first, limit=2)
-                    if days:
+                    if days and not _joined(txt[:days[0][0]]):
                         f = ("modified" if _MODIFIED_CLASS.search(words)
                              or _MODIFIED_LABEL.search(txt[:days[0][0]]) else "published")
                         day = days[0][1]
@@ -480,6 +485,12 @@ def _label_before(el: etree._Element) -> str:
 LABEL_CHARS = 40
 
 
+def _joined(label: str) -> bool:
+    """Whether the words just before a date, on its line, say it is when
+    someone joined (``_JOINED_LABEL``)."""
+    return bool(_JOINED_LABEL.search(label[-LABEL_CHARS:].rsplit("\n", 1)[-1]))
+
+
 def _has_letters(text: str | None) -> bool:
     return text is not None and any(c.isalpha() for c in text)
 
@@ -498,6 +509,8 @@ def _dates_near(out: list[tuple], el: etree._Element, order: int, places: _Place
         days = find_days(text, month_first, limit=1)
         if days:
             label = text[:days[0][0]]
+            if _joined(label):
+                return
             f = "modified" if _MODIFIED_LABEL.search(label) else "published"
             aside, hidden = places.of(el)
             if not hidden:

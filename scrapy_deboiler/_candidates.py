@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from ._block import _TableBlock
-from ._bylines import _MODIFIED_LABEL, _attr, place_elements, read_elements
+from ._bylines import _MODIFIED_LABEL, _attr, _joined, place_elements, read_elements
 from ._content import page_blocks, title_text
 from ._dates import find_days, iso_day, url_day
 from ._features import headline_index
@@ -180,6 +180,11 @@ _SUBHEADS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 LIST_HEADINGS = 3
 
 
+def _not_joined(text: str, days: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``days`` but those a label says a member joined on (a post's profile)."""
+    return [d for d in days if not _joined(text[:d[0]])][:2]
+
+
 def _near_headline(blocks: list, at: int, month_first: bool) -> tuple[str, bool, str | None] | None:
     """The first date written just after the page's headline, ``blocks[at]``
     (else just before it), where no element says it is a date: "Dec 17,
@@ -202,10 +207,10 @@ def _near_headline(blocks: list, at: int, month_first: bool) -> tuple[str, bool,
     if cut == len(after) or tags.count(tags[cut]) < LIST_HEADINGS:
         cut = len(after)
     text = "\n".join(b.text for b in after[:cut] if b.words <= NEAR_WORDS)[:NEAR_CHARS]
-    days = find_days(text, month_first, limit=2)
+    days = _not_joined(text, find_days(text, month_first, limit=3))
     if not days:
         text = "\n".join(b.text for b in blocks[max(0, at - NEAR_BEFORE):at] if b.words <= NEAR_WORDS)[-NEAR_CHARS:]
-        days = find_days(text, month_first, limit=2)
+        days = _not_joined(text, find_days(text, month_first, limit=3))
     if not days:
         return None
     pos, day = days[0]

@@ -363,6 +363,20 @@ def test_a_forum_threads_first_post_is_its_date():
     assert meta_of(html, "https://forum.example.com/threads/watch.123/")["published"] == "2024-01-14"
 
 
+def test_a_member_s_join_date_is_not_the_thread_s():
+    """A phpBB post's profile ("Joined: Mon Jul 24, 2017") stands before
+    its byline: the date a member joined, not when the thread began."""
+    posts = "".join(
+        f'<div class="post has-profile"><dl class="postprofile"><dt><a class="username" href="/u/{who}">'
+        f'{who}</a></dt><dd><strong>Posts:</strong> 1204</dd><dd><strong>Joined:</strong> {joined}</dd></dl>'
+        f'<div class="postbody"><p class="author">by <a class="username" href="/u/{who}">{who}</a> » '
+        f'{day}</p><div class="content">{PROSE}</div></div></div>'
+        for who, joined, day in (("changingtimes", "Mon Jul 24, 2017", "Sat Feb 24, 2024 12:41 pm"),
+                                 ("invest4", "Tue Mar 02, 2010", "Sat Feb 24, 2024 5:12 pm")))
+    html = f"<html><body><h1>Investment strategy review, 2024 version</h1>{posts}</body></html>"
+    assert meta_of(html, "https://forum.example.org/viewtopic.php?t=425337")["published"] == "2024-02-24"
+
+
 def test_a_date_inside_a_paragraph_below_the_headline_is_not_the_page_s():
     """An FAQ's first answer says "refundable until August 15, 2024": a
     date the text speaks of, not when it was written (a new user's FAQ was
