@@ -15,10 +15,10 @@ from ._features import _HINT_BIT, _hint_bits
 from ._phrases import LABEL_TAGS
 from ._text import HEADING_TAGS, SUBHEADINGS
 
-__all__ = ["ARTICLE_WORDS", "BODY_WORDS", "CODE_REACH", "CONTROL_WORDS", "HEAD_WORDS", "QUOTE_LINE_WORDS",
-           "drop_bare_quotes", "drop_comments", "drop_navigation", "head_kind", "in_control", "in_trail",
-           "keep_code", "keep_definitions", "keep_labels", "keep_lists", "keep_post_heads", "keep_rows",
-           "keep_sections", "navigation_kind"]
+__all__ = ["ARTICLE_WORDS", "BETWEEN_WORDS", "BODY_WORDS", "CODE_REACH", "CONTROL_WORDS", "HEAD_WORDS",
+           "QUOTE_LINE_WORDS", "drop_bare_quotes", "drop_comments", "drop_navigation", "head_kind", "in_control",
+           "in_trail", "keep_between", "keep_code", "keep_definitions", "keep_labels", "keep_lists",
+           "keep_post_heads", "keep_rows", "keep_sections", "navigation_kind"]
 
 
 #: How many levels above a code block its container with the kept block
@@ -27,10 +27,11 @@ __all__ = ["ARTICLE_WORDS", "BODY_WORDS", "CODE_REACH", "CONTROL_WORDS", "HEAD_W
 CODE_REACH = 2
 
 
-def _near_kept(i: int, kept: list[bool], nodes: list[int], parents: list[int]) -> bool:
-    """Whether the block before block ``i`` is kept and sits in a container
-    at most ``CODE_REACH`` levels above ``i``'s element."""
-    if i < 1 or not kept[i - 1]:
+def _near_kept(i: int, kept: list[bool], nodes: list[int], parents: list[int], j: int | None = None) -> bool:
+    """Whether the block before block ``i`` (or block ``j``) is kept and
+    sits in a container at most ``CODE_REACH`` levels above ``i``'s element."""
+    j = i - 1 if j is None else j
+    if not 0 <= j < len(kept) or not kept[j]:
         return False
     ups = set()
     up = parents[nodes[i]]
@@ -39,10 +40,32 @@ def _near_kept(i: int, kept: list[bool], nodes: list[int], parents: list[int]) -
             break
         ups.add(up)
         up = parents[up]
-    a = nodes[i - 1]
+    a = nodes[j]
     while a >= 0 and a not in ups:
         a = parents[a]
     return a >= 0
+
+
+#: A dropped block between two kept ones of its container holds this many
+#: words or more to be kept with them (``keep_between``).
+BETWEEN_WORDS = 5
+
+
+def keep_between(tags: list[str], kept: list[bool], words: list[int], link_density: list[float],
+                 aside: list[bool], nodes: list[int], parents: list[int]) -> list[bool]:
+    """A block of the page's own words that the model dropped between two
+    it kept, all in one container (``CODE_REACH``), is kept: a
+    documentation page's note between its code and its list lost its text
+    (its "Note" label, on every page, was template). Not one mostly of
+    links, a heading, readers' comments or blocks neighbours share (``aside``)."""
+    out = list(kept)
+    for i in range(1, len(kept) - 1):
+        if kept[i] or not kept[i - 1] or not kept[i + 1] or aside[i] or words[i] < BETWEEN_WORDS \
+                or 2 * link_density[i] >= 1 or tags[i] in HEADING_TAGS:
+            continue
+        if _near_kept(i, kept, nodes, parents) and _near_kept(i, kept, nodes, parents, i + 1):
+            out[i] = True
+    return out
 
 
 def keep_code(tags: list[str], kept: list[bool], nodes: list[int], parents: list[int]) -> list[bool]:

@@ -1074,6 +1074,37 @@ def test_a_kept_heading_keeps_its_short_section_or_goes():
     assert keep_sections(tags, kept, [6, 2, 6, 40, 6, 30], [0.0, 1.0, 0.0, 0.0, 0.0, 0.0], [False] * 6) == kept
 
 
+def test_a_note_between_kept_blocks_of_a_docs_page_stays():
+    """A documentation page's note ("Note" over a sentence, between its
+    code and its list) lost its sentence in content mode: its label is on
+    every page (template), and one short sentence alone scored low. A block
+    of the page's own words between two kept blocks of its container stays;
+    one mostly of links, or a heading, does not."""
+    rng = random.Random("docs-notes")
+    pages = []
+    for i in range(10):
+        main = (f"<article><h1>{sentence(rng, 3)[:-1]} guide {i}</h1><p>{sentence(rng, 45)}</p>"
+                f"<div class='highlight'><pre><code>import quill\nclient = quill.Client(timeout={i})\n"
+                f"client.run()</code></pre></div><div class='admonition note'><p class='admonition-title'>Note"
+                f"</p><p>Note {i}: {sentence(rng, 9)}</p></div><ul><li>{sentence(rng, 7)}</li>"
+                f"<li>{sentence(rng, 6)}</li><li>{sentence(rng, 8)}</li></ul><p>{sentence(rng, 40)}</p></article>")
+        pages.append((f"https://docs.example/guide/{i}", _template("docs.example", f"Guide {i}", main, rng)))
+    model = SiteModel.fit(Page(h, u) for u, h in pages)
+    for k, (url, html) in enumerate(pages):
+        text = clean_page(Page(html, url), model, mode="content").text
+        assert f"Note {k}:" in text, (url, text)
+    from scrapy_deboiler._kept_rules import keep_between
+
+    tags = ["p", "pre", "p", "ul", "h2", "p", "p"]
+    kept = [True, True, False, True, False, False, True]
+    words = [40, 10, 9, 20, 3, 9, 30]
+    links = [0.0, 0.0, 0.0, 0.0, 0.0, 0.9, 0.0]
+    parents = [-1, 0, 0, 0, 0]  # all blocks' elements in one container
+    nodes = [1, 2, 3, 4, 4, 4, 4]
+    assert keep_between(tags, kept, words, links, [False] * 7, nodes, parents) == [
+        True, True, True, True, False, False, True]
+
+
 def test_a_wiki_s_edit_links_beside_its_headings_are_not_text():
     """MediaWiki writes "[edit]" beside each heading (``mw-editsection``):
     a control, left out of content mode's text, HTML and Markdown as a
