@@ -14,8 +14,7 @@ from ._signatures import SignedTree
 from ._text import text_chars
 
 __all__ = ["ENTRY_CHARS", "ENTRY_REACH", "ENTRY_REPEATS", "FIELD_CHARS", "FIELD_ROWS", "FIELD_SPREAD", "FIELD_VALUES",
-           "own_headline", "own_parts", "own_rows",
-           "row_fields"]
+           "HEADLINE_REACH", "own_headline", "own_parts", "own_rows", "row_fields"]
 
 #: A page's own list: this many or more siblings of one tag and class ...
 ENTRY_REPEATS = 3
@@ -113,23 +112,29 @@ def _readers(parent: etree._Element, cls: str | None) -> bool:
 
 def own_parts(signed: SignedTree, found: list[int], rows: set, rare: Callable[[str], bool]) -> set[int]:
     """The entries of ``found`` in the page's own rows that are the rows'
-    own: matched by shape alone (a row's text is its own), or holding a
-    row's title, its first link (a title a neighbour's box links to; not a
-    "Replies" label, a post's signature), where few of the site's pages
-    share the match (``rare``: not a sidebar's list of tags). A row matched
-    whole by its text is not its own."""
+    own, where few of the site's pages share the match (``rare``: not a
+    sidebar's list of tags): a whole row (a recipe's card, which its
+    neighbours' "You may also like" boxes repeat: a new user's category
+    pages lost 7 of their 12), a part matched by shape alone (a row's text
+    is its own), its title (its first link: a title a neighbour's box links
+    to) or what is in it, a part without links (a card's teaser); not a
+    link that is not the title (a post's signature). A part each row has
+    ("Replies") is template."""
     shapes = signed.shapes
     out = set()
     for i in found:
         if not rare(signed.signatures[i]):
             continue  # a match most of the site's pages have: a widget's list, not this page's
         el = signed.element(i)
-        if el in rows:
-            if i in shapes:
-                out.add(i)
+        if el in rows:  # a whole row: its shape, or a card other pages' boxes repeat
+            out.add(i)
             continue
         row = next((a for a in el.iterancestors() if a in rows), None)
-        if row is not None and (i in shapes or _title_of(row) in (el, *el.iterdescendants("a"))):
+        if row is None:
+            continue
+        title = _title_of(row)
+        if i in shapes or title in (el, *el.iterdescendants("a")) or not any(True for _ in el.iter("a")) \
+                or (title is not None and any(a is title for a in el.iterancestors())):
             out.add(i)
     # A title differs from row to row; a link every row has ("Reply") is template.
     counts = Counter(signed.signatures[i] for i in out)
@@ -245,3 +250,4 @@ def own_headline(signed: SignedTree, found: list[int], rare: Callable[[str], boo
                 break
             node = node.getparent()
     return out
+
