@@ -29,7 +29,9 @@ _TERMS = frozenset(("dt", "summary"))
 _SPACE = re.compile(r"\s+")
 # Inline text: characters a parser would read as markup.
 _ESCAPE = re.compile(r"([\\`*\[\]<~])|&(?=#?\w+;)|(?<![^\W_])_|_(?![^\W_])")
-_LINE_START = re.compile(r"^(\s*)([#>+=-]|\d+(?=[.)]))")
+# A number starts an ordered list only before "." or ")" and a space or the
+# line's end (CommonMark): "2.3.2 (2023-05-24)" and "2.5 baths" stay as they are.
+_LINE_START = re.compile(r"^(\s*)([#>+=-]|\d{1,9}(?=[.)](?:[ \t]|$)))")
 
 
 _SPECIAL = re.compile(r"[\\`*\[\]<~&_]")
