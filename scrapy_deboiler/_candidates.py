@@ -185,6 +185,45 @@ def _not_joined(text: str, days: list[tuple[int, str]]) -> list[tuple[int, str]]
     return [d for d in days if not _joined(text[:d[0]])][:2]
 
 
+#: A date in a block of the same place as this many others or more, each
+#: with a date, with fewer words than ``ENTRY_WORDS`` a block between them,
+#: is an entry's of a list (a house for sale's "Listed Mar 14, 2024" on a
+#: search page), not the page's; a thread's posts hold more words, and a
+#: box of the page's facts ("Posted on", "Updated at", "Reading time") one
+#: or two dates.
+ENTRY_BLOCKS = 3
+ENTRY_WORDS = 20
+
+
+def _entry_key(b: object) -> tuple | None:
+    el = getattr(b, "element", None)
+    if el is None:
+        return None
+    up = el.getparent()
+    return el.tag, el.get("class"), None if up is None else up.tag, None if up is None else up.get("class")
+
+
+def _not_entries(blocks: list, chosen: list, text: str, days: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``days`` but those in a list's entries (``ENTRY_BLOCKS``), from
+    ``chosen`` blocks joined into ``text``."""
+    ends, at = [], 0
+    for b in chosen:
+        at += len(b.text) + 1
+        ends.append(at)
+    keys = [_entry_key(b) for b in blocks]
+    out = []
+    for pos, day in days:
+        k = next((j for j, end in enumerate(ends) if pos < end), len(chosen) - 1)
+        key = _entry_key(chosen[k])
+        same = [i for i, other in enumerate(keys) if other == key] if key is not None else []
+        if len(same) > ENTRY_BLOCKS and sum(1 for i in same if find_days(blocks[i].text, limit=1)) > ENTRY_BLOCKS:
+            words = sum(b.words for b in blocks[same[0]:same[-1] + 1])
+            if words < ENTRY_WORDS * len(same):
+                continue
+        out.append((pos, day))
+    return out
+
+
 def _near_headline(blocks: list, at: int, month_first: bool) -> tuple[str, bool, str | None] | None:
     """The first date written just after the page's headline, ``blocks[at]``
     (else just before it), where no element says it is a date: "Dec 17,
@@ -206,8 +245,11 @@ def _near_headline(blocks: list, at: int, month_first: bool) -> tuple[str, bool,
     cut = next((k for k, t in enumerate(tags) if t in _SUBHEADS), len(after))
     if cut == len(after) or tags.count(tags[cut]) < LIST_HEADINGS:
         cut = len(after)
-    text = "\n".join(b.text for b in after[:cut] if b.words <= NEAR_WORDS)[:NEAR_CHARS]
+    chosen = [b for b in after[:cut] if b.words <= NEAR_WORDS]
+    text = "\n".join(b.text for b in chosen)[:NEAR_CHARS]
     days = _not_joined(text, find_days(text, month_first, limit=3))
+    if days:
+        days = _not_entries(blocks, chosen, text, days)
     if not days:
         text = "\n".join(b.text for b in blocks[max(0, at - NEAR_BEFORE):at] if b.words <= NEAR_WORDS)[-NEAR_CHARS:]
         days = _not_joined(text, find_days(text, month_first, limit=3))

@@ -377,6 +377,22 @@ def test_a_member_s_join_date_is_not_the_thread_s():
     assert meta_of(html, "https://forum.example.org/viewtopic.php?t=425337")["published"] == "2024-02-24"
 
 
+def test_a_listing_s_entries_do_not_date_the_page_but_a_box_of_its_facts_does():
+    """A search page's first card says "Listed Mar 14, 2024" just under
+    the headline: the date of an entry of its list (each card has one), not
+    the page's. A box of the page's own facts ("Posted on", "Updated at",
+    "Reading time") holds one or two dates: the first is the page's."""
+    cards = "".join(f'<li class="card"><div class="price">${300 + k},000</div><div class="address">{k} Elm '
+                    f'Court</div><div class="listed">Listed Mar {10 + k}, 2024</div></li>' for k in range(6))
+    html = f"<html><body><h1>Homes for sale: page 3</h1><ul class='results'>{cards}</ul></body></html>"
+    assert meta_of(html, "https://homes.example.org/search/page-3")["published"] is None
+    facts = "".join(f'<div class="item"><div class="label">{label}</div><div class="value">{value}</div></div>'
+                    for label, value in (("Posted on", "Nov 21, 2018"), ("Updated at", "Dec 10, 2025"),
+                                         ("Reading time", "5 Minutes"), ("Written by", "Eliz Harper")))
+    html = f"<html><body><h1>What is an online course?</h1>{facts}<p>{PROSE}</p></body></html>"
+    assert meta_of(html, "https://lms.example.org/knowledge/online-course")["published"] == "2018-11-21"
+
+
 def test_a_date_inside_a_paragraph_below_the_headline_is_not_the_page_s():
     """An FAQ's first answer says "refundable until August 15, 2024": a
     date the text speaks of, not when it was written (a new user's FAQ was
