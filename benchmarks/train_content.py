@@ -52,8 +52,8 @@ from scrapy_deboiler._content import (  # noqa: E402
     place_keys, shown_text, visible_blocks)
 from scrapy_deboiler._decide import keep_tables, table_spans  # noqa: E402
 from scrapy_deboiler._kept_rules import (  # noqa: E402
-    drop_bare_quotes, drop_comments, drop_navigation, head_kind, keep_between, keep_code, keep_definitions,
-    keep_labels, keep_lists, keep_post_heads, keep_rows, keep_sections, navigation_kind)
+    drop_bare_quotes, drop_comments, drop_navigation, head_kind, keep_between, keep_code, keep_data_after,
+    keep_definitions, keep_labels, keep_lists, keep_post_heads, keep_rows, keep_sections, navigation_kind)
 
 from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 
@@ -194,6 +194,7 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
     aside = [c or bool(near and near[i]) for i, c in enumerate(comments)]
     flags = keep_sections(tags, flags, tree[0], tree[1], aside)
     flags = keep_between(tags, flags, tree[0], tree[1], aside, tree[2], tree[3])
+    flags = keep_data_after(tags, flags, tree[1], comments, near or [False] * len(tags), tree[2], tree[3])
     if trail is not None:
         flags = drop_navigation(tags, flags, trail.__getitem__)
     flags = drop_repeats(texts, tree[0], keys, tags, flags)

@@ -37,8 +37,8 @@ from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF,
                         block_features, headline_index, page_columns, place_keys)
 from ._hidden import _class_hides, _is_hidden
 from ._kept_rules import (drop_bare_quotes, drop_comments, drop_navigation, head_kind, keep_between, keep_code,
-                          keep_definitions, keep_labels, keep_lists, keep_post_heads, keep_rows, keep_sections,
-                          navigation_kind)
+                          keep_data_after, keep_definitions, keep_labels, keep_lists, keep_post_heads, keep_rows,
+                          keep_sections, navigation_kind)
 from ._text import BLOCK_TAGS, HEADING_TAGS, PERMALINK_MARKS, SKIP_TAGS, permalink, pre_text
 
 # The names the training script, the tests and the other modules have
@@ -464,6 +464,7 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     aside = [c or n for c, n in zip(comments, near_flags)]
     kept = keep_sections(tags, kept, words, link_density, aside)
     kept = keep_between(tags, kept, words, link_density, aside, *tree)
+    kept = keep_data_after(tags, kept, link_density, comments, near_flags, *tree)
     # Navigation out before repeats: a trail's last step repeats the headline, which must stay.
     kinds: dict[int, int] = {}
     kept = drop_navigation(tags, kept, lambda i: kinds[i] if i in kinds else kinds.setdefault(

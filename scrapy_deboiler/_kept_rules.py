@@ -17,7 +17,7 @@ from ._text import HEADING_TAGS, SUBHEADINGS
 
 __all__ = ["ARTICLE_WORDS", "BETWEEN_WORDS", "BODY_WORDS", "CODE_REACH", "CONTROL_WORDS", "HEAD_WORDS",
            "QUOTE_LINE_WORDS", "drop_bare_quotes", "drop_comments", "drop_navigation", "head_kind", "in_control",
-           "in_trail", "keep_between", "keep_code", "keep_definitions", "keep_labels", "keep_lists",
+           "in_trail", "keep_between", "keep_code", "keep_data_after", "keep_definitions", "keep_labels", "keep_lists",
            "keep_post_heads", "keep_rows", "keep_sections", "navigation_kind"]
 
 
@@ -27,15 +27,16 @@ __all__ = ["ARTICLE_WORDS", "BETWEEN_WORDS", "BODY_WORDS", "CODE_REACH", "CONTRO
 CODE_REACH = 2
 
 
-def _near_kept(i: int, kept: list[bool], nodes: list[int], parents: list[int], j: int | None = None) -> bool:
+def _near_kept(i: int, kept: list[bool], nodes: list[int], parents: list[int], j: int | None = None,
+               reach: int = CODE_REACH) -> bool:
     """Whether the block before block ``i`` (or block ``j``) is kept and
-    sits in a container at most ``CODE_REACH`` levels above ``i``'s element."""
+    sits in a container at most ``reach`` levels above ``i``'s element."""
     j = i - 1 if j is None else j
     if not 0 <= j < len(kept) or not kept[j]:
         return False
     ups = set()
     up = parents[nodes[i]]
-    for _ in range(CODE_REACH):
+    for _ in range(reach):
         if up < 0:
             break
         ups.add(up)
@@ -44,6 +45,52 @@ def _near_kept(i: int, kept: list[bool], nodes: list[int], parents: list[int], j
     while a >= 0 and a not in ups:
         a = parents[a]
     return a >= 0
+
+
+#: Tags of the blocks of a page's data: a table's rows, a list's items, a
+#: definition list's terms and values (not a cell alone: an old layout
+#: table's footer cell after an article).
+_DATA_TAGS = frozenset(("tr", "th", "li", "dt", "dd"))
+#: A run of dropped blocks after a kept one holds at most this many blocks
+#: to be kept with it (``keep_data_after``).
+DATA_RUN = 40
+#: ... each of them in a container at most this many levels above it that
+#: holds the kept block (a table's row: its body, the table, its section).
+DATA_REACH = 4
+
+
+def keep_data_after(tags: list[str], kept: list[bool], link_density: list[float], comments: list[bool],
+                    near: list[bool], nodes: list[int], parents: list[int]) -> list[bool]:
+    """The run of blocks the model dropped right after a kept block of their
+    container (``CODE_REACH``), where most of them are data (``_DATA_TAGS``)
+    and none is mostly links, readers' comments, or shared with neighbours
+    (``near``) but a heading or data (a value repeats by chance): a house's
+    facts table and features list after its description, a product's
+    specifications (a new user's listings lost them in content mode,
+    scored 0.24 to 0.38 each). A box of related links, a share bar, a tag
+    list are links."""
+    out = list(kept)
+    n = len(kept)
+    i = 1
+    while i < n:
+        if kept[i] or not kept[i - 1]:
+            i += 1
+            continue
+        j = i
+        while j < n and not kept[j] and not comments[j] and 2 * link_density[j] < 1 and j - i < DATA_RUN \
+                and not (near[j] and tags[j] not in _DATA_TAGS and tags[j] not in HEADING_TAGS) \
+                and _near_kept(j, kept, nodes, parents, i - 1, DATA_REACH):
+            j += 1
+        end = j
+        while end > i and tags[end - 1] in HEADING_TAGS:
+            end -= 1  # a heading over what comes after the run is not the run's
+        run = range(i, end)
+        data = sum(tags[k] in _DATA_TAGS for k in run)
+        if data >= 2 and 2 * data > len(run):
+            for k in run:
+                out[k] = True
+        i = max(j, i + 1)
+    return out
 
 
 #: A dropped block between two kept ones of its container holds this many
