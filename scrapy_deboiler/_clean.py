@@ -305,7 +305,7 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
     own = labels | list_entries(elements)
     if elements:
         left = signed.total_chars - sum(signed.chars[i] for i, _ in entries)
-        own |= row_fields(elements, left, WHOLE_PAGE_SHARE)
+        own |= row_fields(signed, entries, left, WHOLE_PAGE_SHARE)
     return [i for i, e in entries if e not in own], bool(refused), [i for i, e in entries if e in labels]
 
 

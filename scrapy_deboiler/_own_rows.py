@@ -14,7 +14,7 @@ from ._signatures import SignedTree
 from ._text import text_chars
 
 __all__ = ["ENTRY_CHARS", "ENTRY_REACH", "ENTRY_REPEATS", "FIELD_CHARS", "FIELD_ROWS", "FIELD_SPREAD", "FIELD_VALUES",
-           "HEADLINE_REACH", "own_headline", "own_parts", "own_rows", "row_fields"]
+           "HEADLINE_CHARS", "HEADLINE_REACH", "own_headline", "own_parts", "own_rows", "row_fields"]
 
 #: A page's own list: this many or more siblings of one tag and class ...
 ENTRY_REPEATS = 3
@@ -26,8 +26,10 @@ ENTRY_CHARS = 400
 _TABLE_PARTS = frozenset(("tr", "td", "th", "thead", "tbody", "tfoot"))
 #: Rows alike by their tag alone; other siblings are rows where they share a class.
 _ENTRY_TAGS = frozenset(("li", "article"))
-#: Levels above a match where the page's headline may hold it (``own_headline``).
+#: Levels above a match where the page's headline may hold it, and the
+#: most text a headline holds (``own_headline``).
 HEADLINE_REACH = 3
+HEADLINE_CHARS = 300
 #: A row's field (``row_fields``): this many characters of text or fewer (a
 #: company, a place, a brand; not a teaser).
 FIELD_CHARS = 80
@@ -146,9 +148,10 @@ def _title_of(row: etree._Element) -> etree._Element | None:
     return next((a for a in row.iter("a") if "".join(a.itertext()).strip()), None)
 
 
-def row_fields(elements: list[etree._Element], left: int, share: float) -> set[etree._Element]:
-    """Of shared subtrees (``elements``), the short values that stand in one
-    place of the rows of the page's own list, where that place holds
+def row_fields(signed: SignedTree, entries: list[tuple[int, etree._Element]], left: int,
+               share: float) -> set[etree._Element]:
+    """Of shared subtrees (``entries``: index, element), the short values
+    that stand in one place of the rows of the page's own list, where that place holds
     different values from row to row: a job card's company and location, a
     product tile's brand. Each value is on some of the site's other pages
     (a company with jobs on three result pages), so it matched, and every
@@ -160,13 +163,13 @@ def row_fields(elements: list[etree._Element], left: int, share: float) -> set[e
     or that some rows have (a "Top rated" badge), is template, as WCXB's
     gold for shop pages has it; so is a link or a button (an action, a tag
     cloud's entry)."""
-    shared = set(elements)
+    shared = {el for _, el in entries}
     kinds: dict[etree._Element, Counter] = {}
     slots: dict[tuple, list[etree._Element]] = defaultdict(list)
-    for el in elements:
-        if not 0 < text_chars(el) <= FIELD_CHARS or any(True for _ in el.iter("a", "button")):
+    chars = signed.chars  # (the signed text's length: walking each subtree again was 9 % of a page's time)
+    for i, el in entries:
+        if not 0 < chars[i] <= FIELD_CHARS or any(True for _ in el.iter("a", "button")):
             continue
-        path: list[tuple] = []
         node = el
         for _ in range(ENTRY_REACH + 1):
             parent = node.getparent()
@@ -178,10 +181,8 @@ def row_fields(elements: list[etree._Element], left: int, share: float) -> set[e
                 if counts is None:
                     counts = kinds[parent] = Counter((c.tag, c.get("class")) for c in parent)
                 if counts[kind] >= ENTRY_REPEATS:
-                    slots[(parent, kind, tuple(reversed(path)))].append(el)
+                    slots[(parent, kind, _path(el, node))].append(el)
                     break
-            same = [c for c in parent if c.tag == node.tag and c.get("class") == kind[1]]
-            path.append((node.tag, kind[1], same.index(node)))
             node = parent
     fields: set[etree._Element] = set()
     owned: dict[tuple, bool] = {}
@@ -197,6 +198,19 @@ def row_fields(elements: list[etree._Element], left: int, share: float) -> set[e
         if owned[(parent, kind)]:
             fields.update(found)
     return fields
+
+
+def _path(el: etree._Element, row: etree._Element) -> tuple:
+    """Where ``el`` stands below ``row``: (tag, class, index among its like
+    siblings) a level, from the row down (``_follow``)."""
+    steps = []
+    while el is not row:
+        parent = el.getparent()
+        cls = el.get("class")
+        same = [c for c in parent if c.tag == el.tag and c.get("class") == cls]
+        steps.append((el.tag, cls, same.index(el)))
+        el = parent
+    return tuple(reversed(steps))
 
 
 def _follow(row: etree._Element, path: tuple) -> etree._Element | None:
@@ -234,7 +248,10 @@ def own_headline(signed: SignedTree, found: list[int], rare: Callable[[str], boo
     for template. A site's name in an ``<h1>`` on every page is matched
     with its ``<h1>``, and not rare."""
     out = set()
+    chars = signed.chars
     for i in found:
+        if chars[i] > HEADLINE_CHARS:
+            continue  # (most entries: a menu, a footer)
         el = signed.element(i)
         if el.tag == "h1":
             if rare(signed.signatures[i]):
