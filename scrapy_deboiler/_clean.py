@@ -18,7 +18,7 @@ from ._limits import DEFAULT_LIMITS, Limits, Skip, check_page
 from ._loading import empty_root, parse_html
 from ._markdown import content_tree, tree_markdown
 from ._model import SiteModel
-from ._own_rows import own_headline, own_parts, own_rows, row_fields
+from ._own_rows import own_headline, own_parts, own_rows, row_fields, row_titles
 from ._phrases import list_entries, mid_sentence, phrase, section_labels
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import drop as _drop
@@ -305,7 +305,7 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
     own = labels | list_entries(elements)
     if elements:
         left = signed.total_chars - sum(signed.chars[i] for i, _ in entries)
-        own |= row_fields(signed, entries, left, WHOLE_PAGE_SHARE)
+        own |= row_fields(signed, entries, left, WHOLE_PAGE_SHARE) | row_titles(entries)
     return [i for i, e in entries if e not in own], bool(refused), [i for i, e in entries if e in labels]
 
 

@@ -5,6 +5,7 @@ threads' "Similar topics" boxes the topics' titles."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 
@@ -14,8 +15,12 @@ from ._signatures import SignedTree
 from ._text import text_chars
 
 __all__ = ["ENTRY_CHARS", "ENTRY_REACH", "ENTRY_REPEATS", "FIELD_CHARS", "FIELD_ROWS", "FIELD_SPREAD", "FIELD_VALUES",
-           "HEADLINE_CHARS", "HEADLINE_REACH", "own_headline", "own_parts", "own_rows", "row_fields"]
+           "HEADLINE_CHARS", "HEADLINE_REACH", "own_headline", "own_parts", "own_rows", "row_fields",
+           "row_titles"]
 
+_WORD = re.compile(r"\w")
+#: Elements that may hold a row's title link alone.
+_TITLE_HOLDERS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6", "strong", "b", "span", "div", "p"))
 #: A page's own list: this many or more siblings of one tag and class ...
 ENTRY_REPEATS = 3
 #: ... holding a match this many levels below them or less, and this many
@@ -268,3 +273,40 @@ def own_headline(signed: SignedTree, found: list[int], rare: Callable[[str], boo
             node = node.getparent()
     return out
 
+
+
+def row_titles(entries: list[tuple[int, etree._Element]]) -> set[etree._Element]:
+    """Of shared subtrees (``entries``: index, element), the links that title
+    a row of a list (its first link, alone or in a heading of its own) with
+    the page's own words after them in the row: "<li><a>Episode 39: What
+    batteries taught Greta</a> · November 19, 2024</li>", whose title the
+    "More episodes" boxes of other pages link by the same words (a new
+    user's archive kept "· November 19, 2024"). A row is one of
+    ``ENTRY_REPEATS`` or more siblings of its tag and class; a menu's
+    entries are matched whole, their rows with them."""
+    shared = {el for _, el in entries}
+    kinds: dict[etree._Element, Counter] = {}
+    out = set()
+    for _, el in entries:
+        if el.tag != "a":
+            continue
+        top = el  # up through a heading around the link alone
+        while (parent := top.getparent()) is not None and parent not in shared and len(parent) == 1 \
+                and not (parent.text or "").strip() and not (top.tail or "").strip() and parent.tag in _TITLE_HOLDERS:
+            top = parent
+        row = top.getparent()
+        if row is None or row in shared or _title_of(row) is not el:
+            continue
+        after = [top.tail or ""] + ["".join(c.itertext()) + (c.tail or "") for c in top.itersiblings()
+                                    if c not in shared]
+        if not any(_WORD.search(t) for t in after):
+            continue
+        up = row.getparent()
+        if up is None:
+            continue
+        counts = kinds.get(up)
+        if counts is None:
+            counts = kinds[up] = Counter((c.tag, c.get("class")) for c in up)
+        if counts[(row.tag, row.get("class"))] >= ENTRY_REPEATS:
+            out.add(el)
+    return out

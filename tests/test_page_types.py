@@ -364,3 +364,49 @@ async def test_a_category_keeps_the_cards_its_recipes_boxes_repeat(tmp_path, mod
             assert title in lines and teaser in lines, (mode, path, title, lines)
         for template in TEMPLATE:
             assert template not in item["clean_text"], (mode, path, template)
+
+
+def podcast_site() -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """Episode pages whose "More episodes" box links the four latest by
+    title, and an archive whose rows are a title link and the date after it."""
+    import random
+
+    rng = random.Random("podcast")
+    episodes = [(f"Episode {k}: {sentence(rng, 4)[:-1]}", f"November {k + 1}, 2024") for k in range(16)]
+    pages = {}
+    for k, (title, day) in enumerate(episodes):
+        more = "".join(f"<li><a href='/episodes/{j:02d}'>{episodes[j][0]}</a></li>" for j in range(12, 16))
+        main = (f"<article><h1>{title}</h1><p>{day}</p><p>{sentence(rng, 50)}</p></article>"
+                f"<aside class='more'><h2>More episodes</h2><ul>{more}</ul></aside>")
+        pages[f"/episodes/{k:02d}"] = _template("pod.test", title, main, rng)
+    rows = "".join(f"<li><a href='/episodes/{k:02d}'>{t}</a> · {d}</li>" for k, (t, d) in enumerate(episodes))
+    pages["/episodes/07-all"] = _template("pod.test", "All episodes", f"<h1>All episodes</h1><ul>{rows}</ul>", rng)
+    return pages, episodes
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_archive_s_rows_keep_the_titles_other_pages_boxes_link(tmp_path):
+    """An archive's row is an episode's title link and its date; the
+    "More episodes" box of every episode links the latest by the same words,
+    so their links matched, and a new user's
+    archive kept "· November 19, 2024" (boilerplate mode). A link that
+    opens a row of a list, with the page's own words after it, is the
+    row's title."""
+    pages, episodes = podcast_site()
+    links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in sorted(pages))
+    pages["/"] = f"<html><body><ul>{links}</ul></body></html>"
+    port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
+    try:
+        crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"],
+                                     DEBOILER_MIN_PAGES=len(pages) - 1, DEBOILER_MODE="boilerplate",
+                                     spider_kwargs={"follow": "/episodes/"})
+    finally:
+        close(port)
+    check_all_items_reached_the_feed(crawler, items)
+    (archive,) = [i for i in items if i["url"].endswith("/episodes/07-all")]
+    assert archive["deboiler"]["model"] == "fitted", archive["deboiler"]
+    lines = archive["clean_text"].splitlines()
+    for title, day in episodes:
+        assert f"{title} · {day}" in lines, (title, lines)
+    for template in TEMPLATE:
+        assert template not in archive["clean_text"], template
