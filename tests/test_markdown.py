@@ -24,7 +24,8 @@ PAGE = """<html><head><title>t</title><script>var x = "*not* text";</script></he
 <strong> padded bold </strong>, <code>x = `y` * 2</code>, snake_case_name, 5 * 3 &lt;tag&gt;
 &amp;amp; a backslash \\ and 1+1. <img src="/i.png" alt="a [picture]"> <del>gone</del>
 <a href="javascript:void(0)">no target</a></p>
-<p>1. not a list</p><p>2) nor this</p><p>2.3.2 (2023-05-24) is a version</p><p># not a heading</p><p>- not an item</p><p>+ neither</p><p>&gt; not a quote</p>
+<p>1. not a list</p><p>2) nor this</p><p>2.3.2 (2023-05-24) is a version</p>
+<p># not a heading</p><p>- not an item</p><p>+ neither</p><p>&gt; not a quote</p>
 <p>line one<br>line two<br></p>
 <ul><li>first</li><li>second<ol start="7"><li>seventh</li><li>eighth</li></ol></li><li>third</li></ul>
 <ol><li><p>para one</p><p>para two</p></li><li>next</li></ol>
