@@ -301,8 +301,9 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
     in_text = phrase if phrases else mid_sentence
     entries = [(i, e) for i in found if not in_text(e := signed.element(i))]
     elements = [e for _, e in entries]
-    labels = section_labels(elements)
-    own = labels | list_entries(elements)
+    values = list_entries(elements)
+    labels = section_labels(elements, values)
+    own = labels | values
     if elements:
         left = signed.total_chars - sum(signed.chars[i] for i, _ in entries)
         own |= row_fields(signed, entries, left, WHOLE_PAGE_SHARE) | row_titles(entries)

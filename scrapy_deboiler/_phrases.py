@@ -68,13 +68,15 @@ def mid_sentence(el: etree._Element) -> bool:
 LABEL_TAGS = SUBHEADINGS | {"dt"}
 
 
-def section_labels(elements: list[etree._Element]) -> set[etree._Element]:
+def section_labels(elements: list[etree._Element], own: set | frozenset = frozenset()) -> set[etree._Element]:
     """Of shared subtrees (``elements``), the headings and terms whose next
-    element is the page's own (not shared, with words): "What you bring"
-    over each job's list, "Start date" over its day. Every page of the
-    site has them, so they were template, and the page's own sections and
-    values lost their labels, in both modes."""
-    shared = set(elements)
+    element is the page's own (not shared, or in ``own``, with words): "What
+    you bring" over each job's list, "Start date" over its day. Every page
+    of the site has them, so they were template, and the page's own sections
+    and values lost their labels, in both modes. ``own``: shared elements
+    kept as the page's (``list_entries``: "Cost" over "Free, registration
+    required", a value another event has too)."""
+    shared = set(elements) - set(own)
     labels = set()
     for el in elements:
         if el.tag in LABEL_TAGS:

@@ -216,3 +216,22 @@ def test_an_infobox_with_a_picture_keeps_its_labels_in_both_modes():
             text = clean_page(Page(html, url), model, mode=mode).text
             assert "Type" in text and ["Landform", "Process"][i % 2] in text and "Area" in text, (mode, url, text)
             assert "Privacy policy" not in text, (mode, url)
+
+
+@pytest.mark.parametrize("mode", ["boilerplate", "content"])
+def test_a_term_keeps_its_label_over_a_value_other_pages_share(mode):
+    """An event's facts: "Cost" over "Free, registration required", a value
+    most events share, so both matched; the value stays as a list's entry
+    among the page's own values, and its label stays with it (a new user's
+    calendar lost "Cost" on every event page)."""
+    pages = site_pages("events.example", 8)
+    costs = ["Free, registration required", "Free, registration required", "12 euros at the door"]
+    facts = ("<dl class='facts'><dt>Date</dt><dd>{day} March 2025</dd><dt>Where</dt><dd>Room {k}0{k}, "
+             "Science Building</dd><dt>Cost</dt><dd>{cost}</dd></dl>")
+    htmls = [h.replace("</article>", facts.format(k=k, day=k + 3, cost=costs[k % 3]) + "</article>")
+             for k, (_, h, _) in enumerate(pages)]
+    model = SiteModel.fit([Page(h, u) for (u, _, _), h in zip(pages, htmls)])
+    for k in (0, 3, 4):
+        text = clean_page(Page(htmls[k], pages[k][0]), model, mode=mode).text
+        lines = text.splitlines()
+        assert "Cost" in lines and lines[lines.index("Cost") + 1] == costs[k % 3], (k, mode, lines)
