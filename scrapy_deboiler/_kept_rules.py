@@ -62,7 +62,7 @@ DATA_REACH = 4
 def keep_data_after(tags: list[str], kept: list[bool], link_density: list[float], comments: list[bool],
                     near: list[bool], nodes: list[int], parents: list[int]) -> list[bool]:
     """The run of blocks the model dropped right after a kept block of their
-    container (``CODE_REACH``), where most of them are data (``_DATA_TAGS``)
+    container (``DATA_REACH``), where most of them are data (``_DATA_TAGS``)
     and none is mostly links, readers' comments, or shared with neighbours
     (``near``) but a heading or data (a value repeats by chance): a house's
     facts table and features list after its description, a product's

@@ -1,7 +1,10 @@
-"""The rows of a page's own lists (``_clean.dropped_entries``): what a site
-match inside them holds is the page's own, where few of the site's pages
-share it. A forum's topic lists share the shape of their rows, and their
-threads' "Similar topics" boxes the topics' titles."""
+"""What a site match holds that is the page's own (``_clean.dropped_entries``):
+the rows of the page's own lists (a match inside them few of the site's
+pages share, a place of the rows holding many values, a row's title link)
+and its headline. A forum's topic lists share the shape of their rows, and
+their threads' "Similar topics" boxes the topics' titles; a job board's
+companies are on several result pages; a question's title is linked by its
+neighbours' "Related" boxes."""
 
 from __future__ import annotations
 
@@ -272,7 +275,6 @@ def own_headline(signed: SignedTree, found: list[int], rare: Callable[[str], boo
                 break
             node = node.getparent()
     return out
-
 
 
 def row_titles(entries: list[tuple[int, etree._Element]]) -> set[etree._Element]:
