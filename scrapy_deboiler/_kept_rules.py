@@ -15,10 +15,10 @@ from ._features import _HINT_BIT, _hint_bits
 from ._phrases import LABEL_TAGS
 from ._text import HEADING_TAGS, SUBHEADINGS
 
-__all__ = ["ARTICLE_WORDS", "BETWEEN_WORDS", "BODY_WORDS", "CODE_REACH", "CONTROL_WORDS", "HEAD_WORDS",
-           "QUOTE_LINE_WORDS", "drop_bare_quotes", "drop_comments", "drop_navigation", "head_kind", "in_control",
-           "in_trail", "keep_between", "keep_code", "keep_data_after", "keep_definitions", "keep_labels", "keep_lists",
-           "keep_post_heads", "keep_rows", "keep_sections", "navigation_kind"]
+__all__ = ["ARTICLE_WORDS", "BETWEEN_WORDS", "BODY_WORDS", "CODE_REACH", "CONTROL_WORDS", "DATA_REACH", "DATA_RUN",
+           "HEAD_WORDS", "QUOTE_LINE_WORDS", "drop_bare_quotes", "drop_comments", "drop_navigation", "head_kind",
+           "in_control", "in_trail", "keep_between", "keep_code", "keep_data_after", "keep_definitions",
+           "keep_labels", "keep_lists", "keep_post_heads", "keep_rows", "keep_sections", "navigation_kind"]
 
 
 #: How many levels above a code block its container with the kept block

@@ -48,6 +48,20 @@ FIELD_VALUES = 3
 FIELD_SPREAD = 0.3
 
 
+def _like(parent: etree._Element, tag: object, cls: str | None) -> list[etree._Element]:
+    """``parent``'s children of ``tag`` and class ``cls``: a list's rows."""
+    return [c for c in parent if c.tag == tag and c.get("class") == cls]
+
+
+def _kinds(cache: dict, parent: etree._Element) -> Counter:
+    """How many of ``parent``'s children there are of each (tag, class),
+    counted once a parent (``cache``)."""
+    counts = cache.get(parent)
+    if counts is None:
+        counts = cache[parent] = Counter((c.tag, c.get("class")) for c in parent)
+    return counts
+
+
 def own_rows(signed: SignedTree, found: list[int], share: float,
              rare: Callable[[str], bool]) -> list[etree._Element]:
     """The rows of the page's own lists that hold entries of ``found``
@@ -80,7 +94,7 @@ def own_rows(signed: SignedTree, found: list[int], share: float,
         size = text_chars(parent)
         if size <= share * left or _readers(parent, cls):
             continue
-        siblings = [c for c in parent if c.tag == tag and c.get("class") == cls]
+        siblings = _like(parent, tag, cls)
         if size <= ENTRY_CHARS * len(siblings):
             rows.extend(siblings)
     return rows
@@ -99,8 +113,7 @@ def _place(signed: SignedTree, i: int, lists: dict, new: bool) -> None:
         if parent in lists and lists[parent][0] == kind:
             lists[parent][1].add(i)
             return
-        if new and (kind[1] or node.tag in _ENTRY_TAGS) and sum(
-                1 for c in parent if c.tag == kind[0] and c.get("class") == kind[1]) >= ENTRY_REPEATS:
+        if new and (kind[1] or node.tag in _ENTRY_TAGS) and len(_like(parent, *kind)) >= ENTRY_REPEATS:
             lists[parent] = (kind, {i})
             return
         node = parent
@@ -185,17 +198,14 @@ def row_fields(signed: SignedTree, entries: list[tuple[int, etree._Element]], le
                 break
             kind = (node.tag, node.get("class"))
             if node is not el and (kind[1] or node.tag in _ENTRY_TAGS):
-                counts = kinds.get(parent)
-                if counts is None:
-                    counts = kinds[parent] = Counter((c.tag, c.get("class")) for c in parent)
-                if counts[kind] >= ENTRY_REPEATS:
+                if _kinds(kinds, parent)[kind] >= ENTRY_REPEATS:
                     slots[(parent, kind, _path(el, node))].append(el)
                     break
             node = parent
     fields: set[etree._Element] = set()
     owned: dict[tuple, bool] = {}
     for (parent, kind, steps), found in slots.items():
-        rows = [c for c in parent if c.tag == kind[0] and c.get("class") == kind[1]]
+        rows = _like(parent, *kind)
         values = Counter(" ".join("".join(v.itertext()).split()).lower()
                          for r in rows if (v := _follow(r, steps)) is not None)
         filled = sum(values.values())
@@ -215,8 +225,7 @@ def _path(el: etree._Element, row: etree._Element) -> tuple:
     while el is not row:
         parent = el.getparent()
         cls = el.get("class")
-        same = [c for c in parent if c.tag == el.tag and c.get("class") == cls]
-        steps.append((el.tag, cls, same.index(el)))
+        steps.append((el.tag, cls, _like(parent, el.tag, cls).index(el)))
         el = parent
     return tuple(reversed(steps))
 
@@ -226,7 +235,7 @@ def _follow(row: etree._Element, path: tuple) -> etree._Element | None:
     below ``row``, or None where this row has none."""
     node = row
     for tag, cls, index in path:
-        same = [c for c in node if c.tag == tag and c.get("class") == cls]
+        same = _like(node, tag, cls)
         if index >= len(same):
             return None
         node = same[index]
@@ -306,9 +315,6 @@ def row_titles(entries: list[tuple[int, etree._Element]]) -> set[etree._Element]
         up = row.getparent()
         if up is None:
             continue
-        counts = kinds.get(up)
-        if counts is None:
-            counts = kinds[up] = Counter((c.tag, c.get("class")) for c in up)
-        if counts[(row.tag, row.get("class"))] >= ENTRY_REPEATS:
+        if _kinds(kinds, up)[(row.tag, row.get("class"))] >= ENTRY_REPEATS:
             out.add(el)
     return out

@@ -128,6 +128,23 @@ async def test_a_short_list_of_products_shaped_like_the_footer_s_list_stays(tmp_
         assert "Terms of use" not in item["clean_text"] and "Privacy policy" not in item["clean_text"]
 
 
+async def crawl_site(tmp_path, pages: dict[str, str], mode: str, follow: str) -> list[dict]:
+    """Serve ``pages`` with an index of them at "/", crawl them in ``mode``
+    with every page in the fit (the paths matching ``follow``), and return
+    the items, all of which reached the feed."""
+    links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in sorted(pages))
+    pages = {**pages, "/": f"<html><body><ul>{links}</ul></body></html>"}
+    port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
+    try:
+        crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"],
+                                     DEBOILER_MIN_PAGES=len(pages) - 1, DEBOILER_MODE=mode,
+                                     spider_kwargs={"follow": follow})
+    finally:
+        close(port)
+    check_all_items_reached_the_feed(crawler, items)
+    return items
+
+
 def forum_site() -> tuple[dict[str, str], dict[str, list[str]]]:
     """A phpBB-like board: three topic lists, neighbours in URL order, whose
     rows share one shape (a title link, "by user » date", replies, views),
@@ -176,17 +193,8 @@ async def test_a_forum_s_topic_lists_keep_every_topic(tmp_path, mode):
     "Similar topics" boxes repeat were template by their text. Rows of one
     shape holding most of a page's text are its own; a row is kept whole."""
     pages, lists = forum_site()
-    links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in sorted(pages))
-    pages["/"] = f"<html><body><ul>{links}</ul></body></html>"
-    port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
-    try:
-        crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"],
-                                     DEBOILER_MIN_PAGES=len(pages) - 1, DEBOILER_MODE=mode,
-                                     spider_kwargs={"follow": "/view(forum|topic)/"})
-    finally:
-        close(port)
-    check_all_items_reached_the_feed(crawler, items)
-    assert len(items) == len(pages) - 1
+    items = await crawl_site(tmp_path, pages, mode, "/view(forum|topic)/")
+    assert len(items) == len(pages)
     by_path = {"/" + i["url"].split("/", 3)[3]: i for i in items}
     for board, titles in lists.items():
         item = by_path[f"/viewforum/{board}"]
@@ -236,16 +244,7 @@ async def test_every_job_card_keeps_its_company_and_place(tmp_path, mode):
     different values from row to row is the page's own; the sidebar's
     list of the same places is template."""
     pages, cards = job_board()
-    links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in sorted(pages))
-    pages["/"] = f"<html><body><ul>{links}</ul></body></html>"
-    port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
-    try:
-        crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"],
-                                     DEBOILER_MIN_PAGES=len(pages) - 1, DEBOILER_MODE=mode,
-                                     spider_kwargs={"follow": "/jobs/"})
-    finally:
-        close(port)
-    check_all_items_reached_the_feed(crawler, items)
+    items = await crawl_site(tmp_path, pages, mode, "/jobs/")
     by_path = {"/" + i["url"].split("/", 3)[3]: i for i in items}
     for path, rows in cards.items():
         item = by_path[path]
@@ -286,16 +285,7 @@ async def test_a_question_keeps_its_headline_that_its_neighbours_link(tmp_path, 
     mode took a new user's headlines for template. An ``<h1>`` the site
     does not share is the page's own, all the text in it too."""
     pages, titles = qa_site()
-    links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in sorted(pages))
-    pages["/"] = f"<html><body><ul>{links}</ul></body></html>"
-    port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
-    try:
-        crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"],
-                                     DEBOILER_MIN_PAGES=len(pages) - 1, DEBOILER_MODE=mode,
-                                     spider_kwargs={"follow": "/questions/"})
-    finally:
-        close(port)
-    check_all_items_reached_the_feed(crawler, items)
+    items = await crawl_site(tmp_path, pages, mode, "/questions/")
     by_path = {"/" + i["url"].split("/", 3)[3]: i for i in items}
     for path, title in titles.items():
         item = by_path[path]
@@ -345,16 +335,7 @@ async def test_a_category_keeps_the_cards_its_recipes_boxes_repeat(tmp_path, mod
     cards in both modes. What few of the site's pages share, in the rows of
     the page's own list, is the page's own."""
     pages, categories = recipe_blog()
-    links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in sorted(pages))
-    pages["/"] = f"<html><body><ul>{links}</ul></body></html>"
-    port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
-    try:
-        crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"],
-                                     DEBOILER_MIN_PAGES=len(pages) - 1, DEBOILER_MODE=mode,
-                                     spider_kwargs={"follow": "/recipes/"})
-    finally:
-        close(port)
-    check_all_items_reached_the_feed(crawler, items)
+    items = await crawl_site(tmp_path, pages, mode, "/recipes/")
     by_path = {"/" + i["url"].split("/", 3)[3]: i for i in items}
     for path, cards in categories.items():
         item = by_path[path]
@@ -393,16 +374,7 @@ async def test_an_archive_s_rows_keep_the_titles_other_pages_boxes_link(tmp_path
     opens a row of a list, with the page's own words after it, is the
     row's title."""
     pages, episodes = podcast_site()
-    links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in sorted(pages))
-    pages["/"] = f"<html><body><ul>{links}</ul></body></html>"
-    port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
-    try:
-        crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"],
-                                     DEBOILER_MIN_PAGES=len(pages) - 1, DEBOILER_MODE="boilerplate",
-                                     spider_kwargs={"follow": "/episodes/"})
-    finally:
-        close(port)
-    check_all_items_reached_the_feed(crawler, items)
+    items = await crawl_site(tmp_path, pages, "boilerplate", "/episodes/")
     (archive,) = [i for i in items if i["url"].endswith("/episodes/07-all")]
     assert archive["deboiler"]["model"] == "fitted", archive["deboiler"]
     lines = archive["clean_text"].splitlines()
