@@ -25,6 +25,7 @@ _EMPHASIS = {"em": "*", "i": "*", "cite": "*", "dfn": "*", "var": "*", "strong":
              "del": "~~", "s": "~~", "strike": "~~"}
 _CODE = frozenset(("code", "kbd", "samp", "tt"))
 _CELLS = frozenset(("td", "th"))
+_BLOCKS = BLOCK_TAGS - {"br"}
 _TERMS = frozenset(("dt", "summary"))
 _SPACE = re.compile(r"\s+")
 # Inline text: characters a parser would read as markup.
@@ -220,9 +221,20 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
     # inside itself adds nothing a reader sees, and thousands of nested
     # <b> would print thousands of asterisks.
     marks: dict[str, int] = {}
+    # Links around blocks (a card: <a><img><h3>Name</h3><p>...</p></a>):
+    # [destination, the heading that carries it or None for the first
+    # text]; the destination is emptied once written.
+    block_links: list[list] = []
+
+    def linked(text: str, heading: etree._Element | None) -> str:
+        """``text`` as the link of the innermost block link it carries."""
+        if text and block_links and block_links[-1][0] and block_links[-1][1] is heading:
+            text = _wrap(text, "[", f"]({block_links[-1][0]})")
+            block_links[-1][0] = ""
+        return text
 
     def flush() -> None:
-        w.add(inline.done())
+        w.add(linked(inline.done(), None))
 
     walker = etree.iterwalk(root, events=("start", "end"))
     for event, el in walker:
@@ -248,7 +260,14 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
                 stack.append((el, None, None))
                 continue
             elif tag == "a" and el.get("href") and _url(el.get("href"), absolute):
-                action, data = "link", len(inline.parts)
+                if len(el) and table is None and any(d.tag in _BLOCKS for d in el.iterdescendants()):
+                    # Markdown's link text holds no block: the link goes on the
+                    # card's heading, or on its first text.
+                    flush()
+                    action = "block-link"
+                    block_links.append([_url(el.get("href"), absolute), next(el.iter(*_HEADINGS), None)])
+                else:
+                    action, data = "link", len(inline.parts)
             elif tag in _EMPHASIS:
                 mark = _EMPHASIS[tag]
                 action, data = "emphasis" if not marks.get(mark) else "inner-emphasis", len(inline.parts)
@@ -327,6 +346,8 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
                 inline.raw(" ")
             elif not inline.ends_with_break():
                 inline.raw("\\\n")
+        elif action == "block-link":
+            block_links.pop()
         elif action == "link":
             label = inline.take(data)
             inline.raw(_wrap(label, "[", f"]({_url(el.get('href'), absolute)})") if label.strip() else label)
@@ -365,7 +386,7 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
                 fence = _fence(code)
                 w.add(f"{fence}{lang.group(1) if lang else ''}\n{code}\n{fence}")
         elif action == "heading":
-            text = inline.done().replace("\\\n", " ").replace("\n", " ")
+            text = linked(inline.done().replace("\\\n", " ").replace("\n", " "), el)
             if text:
                 w.add("#" * _HEADINGS[el.tag] + " " + text)
         elif action == "quote":

@@ -237,3 +237,23 @@ def test_fields_side_by_side_are_two_words_and_a_word_s_markup_is_not():
     for mode in ("content", "boilerplate"):
         md = clean_page(Page(html, "http://shop.example/r"), None, mode=mode, markdown=True).markdown
         assert "Jorge Ruiz 2024-03-22 ★★★★☆" in md and "We **H**ello and *in*side words." in md, (mode, md)
+
+
+def test_a_link_around_a_card_s_blocks_goes_on_its_heading_or_first_text():
+    """<a href><img><h3>Name</h3><p>...</p></a>: Markdown's link text holds
+    no block, so the card's link goes on its heading (a new user's 30
+    integration cards had lost every destination), or on the first text of
+    a card without one; text before the card is not made part of it."""
+    cards = "".join(f"<li><a href='/apps/{n.lower()}'><img src='/l/{n}.svg' alt='{n} logo'><h3>{n}</h3>"
+                    f"<p>Syncs {n} ledgers every hour.</p></a></li>" for n in ("NetSuite", "Xero", "Sage"))
+    html = (f"<html><body><main><h1>Integrations</h1><ul>{cards}</ul><p>See <a href='/all'><div>every app"
+            f"</div><div>and more</div></a> here, and <a href='/x'>an <b>inline</b> one</a>.</p></main></body></html>")
+    md = tree_markdown(lxml_html.fromstring(html), lambda href: "https://ex.example" + href)
+    root = back(md)
+    links = {" ".join(tree_text(a).split()): a.get("href") for a in root.iter("a")}
+    for n in ("NetSuite", "Xero", "Sage"):
+        assert links[n] == f"https://ex.example/apps/{n.lower()}", md
+        assert root.xpath(f"//h3/a[text()='{n}']"), md
+        assert f"Syncs {n} ledgers every hour." in texts(root, "//li/p"), md
+    assert links["every app"] == "https://ex.example/all" and links["an inline one"] == "https://ex.example/x", md
+    assert "See" not in links and "and more" not in links, md
