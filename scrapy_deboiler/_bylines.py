@@ -419,10 +419,16 @@ def place_elements(page: PageCandidates, records: list[tuple], template: set | f
 TITLE_HEADING_WORDS = 3
 
 
+#: A reply's mark before the topic's name in a post's heading ("Re:", German
+#: "Aw:", Dutch "Antw:", Nordic "Sv:", Polish "Odp:", "Re[2]:").
+_REPLY = re.compile(r"^(?:re|aw|antw|sv|vs|odp|ynt|r)(?:\[\d+\])?\s*:\s*")
+
+
 def _names_page(el: etree._Element, title: str) -> bool:
     """Whether a heading repeats the page's title: a forum thread's first
-    post under the topic's name; its byline is the thread's."""
-    text = _norm(_seen_text(el, 200)).lower()
+    post under the topic's name, or a reply under "Re: " and the name; the
+    first post's byline is the thread's."""
+    text = _REPLY.sub("", _norm(_seen_text(el, 200)).lower())
     return len(text.split()) >= TITLE_HEADING_WORDS and text in title
 
 

@@ -255,11 +255,12 @@ def test_pass_one_reads_every_sites_smallest_keys_whatever_the_order_and_process
         assert {(site, key) for key in smallest} <= read
 
 
-def board(threads: int = 8) -> tuple[list[tuple[str, str]], dict[str, tuple[str, str]]]:
+def board(threads: int = 8, all_replies: bool = False) -> tuple[list[tuple[str, str]], dict[str, tuple[str, str]]]:
     """A phpBB-like board: the site's name in its header's <h1>, each
-    thread's topic in an <h2> and again over its first post, each post's
-    "Post by NAME » date" line; two topic lists whose rows have such lines
-    too. (url, html) of each page, and each thread's starter and day."""
+    thread's topic in an <h2> and again over its first post (``all_replies``:
+    "Re: " and the topic over every post), each post's "Post by NAME »
+    date" line; two topic lists whose rows have such lines too. (url, html)
+    of each page, and each thread's starter and day."""
     names = ["tanja.k", "SolderSam", "bitflip", "pixel_pete", "grumpy_gardener"]
     rng = random.Random("board")
     pages, starters, topics = [], {}, []
@@ -269,7 +270,7 @@ def board(threads: int = 8) -> tuple[list[tuple[str, str]], dict[str, tuple[str,
         for j in range(3):
             who, day = names[(t + 2 * j) % 5], f"2024-05-{t + 3 * j + 1:02d}"
             shown = f"Tue May {t + 3 * j + 1}, 2024 8:5{j} pm"
-            posts += (f"<div class='post'><div class='postbody'><h3>{'Re: ' if j else ''}{topic}</h3>"
+            posts += (f"<div class='post'><div class='postbody'><h3>{'Re: ' if j or all_replies else ''}{topic}</h3>"
                       f"<p class='author'><a href='#p{j}'>Post</a> by <strong><a class='username' href='/u/{who}'>"
                       f"{who}</a></strong> » {shown}</p><div class='content'>{sentence(rng, 40)}</div></div></div>")
             if j == 0:
@@ -292,12 +293,15 @@ def _board_page(title: str, body: str) -> str:
             "</body></html>")
 
 
-def test_a_thread_s_author_and_date_are_its_first_post_s():
+@pytest.mark.parametrize("all_replies", [False, True])
+def test_a_thread_s_author_and_date_are_its_first_post_s(all_replies):
     """A reader takes a thread's author and date from its first post; the
     site model learned that every post's byline holds other names, avoided
     them, and a new user's board had none. Its topic lists, whose rows have
-    bylines too, have no author."""
-    pages, starters = board()
+    bylines too, have no author. A post's heading "Re: " and the topic's
+    name is the thread's, not an item's of a list (a new user's board had
+    lost 39 of 39 threads' author and date to it)."""
+    pages, starters = board(all_replies=all_replies)
     for mode in ("content", "boilerplate"):
         model, results = fit_and_clean(pages, mode=mode, metadata=True)
         assert model.metadata_hints, mode
