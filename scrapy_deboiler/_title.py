@@ -236,21 +236,41 @@ def _in_svg(el: etree._Element) -> bool:
     return any(a.tag == "svg" for a in el.iterancestors())
 
 
-def _headings(root: etree._Element, skip: set | frozenset) -> list[tuple[str, bool]]:
-    """(``_seen_text``, in ``skip``) of each ``<h1>`` of the page that
-    neither it nor an ancestor hides, in document order. The compiled walk
-    when built (lxml's ``iter("h1")`` over the page, and a proxy for each
-    ancestor of each ``<h1>``, were most of ``page_title``), else
-    ``_headings_py``, which defines the result."""
+def _headings(root: etree._Element, skip: set | frozenset, tag: bytes = b"h1") -> list[tuple[str, bool]]:
+    """(``_seen_text``, in ``skip``) of each ``<h1>`` (or ``tag``) of the
+    page that neither it nor an ancestor hides, in document order. The
+    compiled walk when built (lxml's ``iter("h1")`` over the page, and a
+    proxy for each ancestor of each ``<h1>``, were most of ``page_title``),
+    else ``_headings_py``, which defines the result."""
     if _speedups is not None:
         return [(_norm(text), inside) for text, inside in _speedups.headings(
-            root, b"h1", skip, _class_hides, _SEEN_BITS)]
-    return _headings_py(root, skip)
+            root, tag, skip, _class_hides, _SEEN_BITS)]
+    return _headings_py(root, skip, tag.decode())
 
 
-def _headings_py(root: etree._Element, skip: set | frozenset) -> list[tuple[str, bool]]:
+def _headings_py(root: etree._Element, skip: set | frozenset, tag: str = "h1") -> list[tuple[str, bool]]:
     """``_headings`` in Python: the reference for the compiled walk."""
-    return [(_seen_text(el), bool(skip) and _in_skip(el, skip)) for el in root.iter("h1") if not _hidden_in(el)]
+    return [(_seen_text(el), bool(skip) and _in_skip(el, skip)) for el in root.iter(tag) if not _hidden_in(el)]
+
+
+def _initials(text: str, names: list[str]) -> bool:
+    """Whether a site's name key is the initials of ``text``'s words, with
+    or without its small words ("Occupational Safety and Health
+    Administration" on osha.gov)."""
+    words = _words(text)
+    every = "".join(w[0] for w in words)
+    big = "".join(w[0] for w in words if len(w) > 3)
+    return any(len(n) >= 2 and n in (every, big) for n in names)
+
+
+def _title_ends(title: str) -> set[str]:
+    """Keys of ``title`` up to each of its separators and from each: the
+    headline wherever the site's name and sections sit around it."""
+    ends = set()
+    for m in _SEPARATORS.finditer(title):
+        ends.add(_key(title[:m.start()]))
+        ends.add(_key(title[m.end():]))
+    return ends - {""}
 
 
 def _head(root: etree._Element) -> tuple[str, dict[str, str]]:
@@ -353,6 +373,15 @@ def page_title(root: etree._Element, url: str = "", skip: set | frozenset = froz
         # og:title is <title> without decorations the cut left
         # ("PostgreSQL: Documentation: 18: Chapter 11. Indexes")
         title_cut = og_cut
+    if not heads and title and _SEPARATOR_CHARS.search(title):
+        # No <h1>: an <h2> that is <title> up to or from a separator is the
+        # headline ("Topic" under "Topic - Some Forum", whatever the host).
+        ends = _title_ends(title)
+        for text, template in _headings(root, skip, b"h2"):
+            text = text.strip(_STRIP)
+            if not template and len(text) <= _MAX_CHARS and len(_words(text)) >= 2 and _key(text) in ends \
+                    and not _is_site(text, names) and not _initials(text, names):
+                return text
     for text in (title_cut, og_cut):
         text = _headline_of(text)
         if text and len(text) <= _MAX_CHARS:

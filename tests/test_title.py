@@ -101,6 +101,25 @@ def test_a_title_with_separators_of_its_own_keeps_its_hyphens():
     assert page("<title>Instant Pot - Pressure Cookers</title>") == "Instant Pot - Pressure Cookers"
 
 
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8080/thread/101.html", "https://forum.pottingshed.example/t/101"])
+def test_without_an_h1_an_h2_that_is_the_title_up_to_a_separator_is_the_headline(url):
+    """A phpBB board's topic is an <h2>, and its <title> adds the board's
+    name, which its host does not spell (a new user's 53 pages all kept
+    " - The Potting Shed Forum"). An <h2> that is no part of the title
+    is not the headline."""
+    head = "<title>Advice needed: clay soil drainage (101) - The Potting Shed Forum</title>"
+    body = ("<div class='headerbar'><a href='/'>The Potting Shed</a></div><h2 class='topic-title'><a href='/t/101'>"
+            "Advice needed: clay soil drainage (101)</a></h2><div class='post'><h3>Re: Advice needed: clay soil "
+            "drainage (101)</h3></div>")
+    assert page(head, body, url=url) == "Advice needed: clay soil drainage (101)"
+    assert page("<title>Board index - The Potting Shed Forum</title>", "<h2>Latest topics</h2>", url=url) \
+        .startswith("Board index")
+    # The site's name in an <h2>, its host its initials: no headline
+    osha = "<title>Electrical - Overview | Occupational Safety and Health Administration</title>"
+    assert page(osha, "<h2>Occupational Safety and Health Administration</h2>",
+                url="https://www.osha.gov/electrical") == "Electrical - Overview"
+
+
 def test_a_page_without_any_title_has_an_empty_one():
     assert page() == ""
     assert page("<title> </title>", "<h1> </h1>") == ""
