@@ -61,7 +61,9 @@ _LEAD_INSIDE = re.compile(r"(?:^|(?<=\s))(?:by|von|par|por|door|przez|от|via)\
                           re.I)
 #: Where a byline's name ends: a separator, a line break, "|".
 _NAME_END = re.compile(r"\s*(?:\||•|·|—|–|»|«|›|\s-\s|\n|\bon\b\s+\w+\s+\d|\bupdated\b|\bpublished\b|\bposted\b|"
-                       r"\b(?:at|um|à|alle)\s+\d|\d{1,2}:\d{2})\s*",
+                       r"\b(?:publiée?|mise? à jour|veröffentlicht|aktualisiert|publicad[oa]|actualizad[oa]|"
+                       r"pubblicat[oa]|aggiornat[oa]|gepubliceerd|bijgewerkt|opublikowan[oy]|publicerad|udgivet|"
+                       r"publisert)\b|\b(?:at|um|à|alle)\s+\d|\d{1,2}:\d{2})\s*",
                        re.I)
 _DIGIT = re.compile(r"\d")
 _URLISH = re.compile(r"https?://|www\.|@\w+\.\w|\.(?:com|org|net)\b|[§{}<>=]", re.I)

@@ -164,6 +164,10 @@ def test_byline_words_and_names():
     assert clean_author("Written by Jane Doe on March 3, 2024") == "Jane Doe"
     assert clean_author("Sep 16\nWritten By\nJon Norris") == "Jon Norris"
     assert clean_author("Von Anna Schmidt, 3. März 2024") == "Anna Schmidt"
+    # "published" or "updated" after the name, in the page's language
+    assert clean_author("Par Marie Dupont, publié le 14 avril 2024") == "Marie Dupont"
+    assert clean_author("Von Hans Müller, aktualisiert am 3. März 2024") == "Hans Müller"
+    assert clean_author("Por Juan Pérez, publicado el 3 de marzo de 2024") == "Juan Pérez"
     assert clean_author("https://example.com/author/x") is None
     assert name_shaped("Ludwig van Beethoven")
     assert not name_shaped("default, all items")
