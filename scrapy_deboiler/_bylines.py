@@ -42,7 +42,8 @@ _JOINED_LABEL = re.compile(r"joined|join date|member since|registered|mitglied s
 _AUTHOR_HREF = re.compile(r"/(?:author|authors|autor|autore|auteur|writers?|contributors?|columnists?|"
                           r"journalists?|redakteur|profiles?/author)/[^/?#]", re.I)
 #: Words in an ancestor's class or id that mark readers' words ...
-_COMMENT_CLASS = re.compile(r"comment|repl(?:y|ies)|response|discussion|disqus")
+_COMMENT_CLASS = re.compile(r"comment|repl(?:y|ies)|response|discussion|disqus|"
+                            r"(?:^|\s)(?:customer-|user-|product-)?reviews?(?:[-_](?:item|list|entry|card))?(?:$|\s)")
 #: ... and boxes of other pages' items: a date or name there is not the
 #: page's own, unless it is the only one there.
 _BOX_CLASS = re.compile(r"related|recommend|sidebar|widget|popular|trending|carousel|teaser|newsletter|"

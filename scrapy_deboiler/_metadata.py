@@ -208,8 +208,17 @@ def _choose_date(page: PageCandidates, hints: MetadataHints | None, f: str) -> C
     # Days of the places the site avoids (a product's reviews): the date
     # written near the headline is not the page's when it is one of them.
     avoided = {c.value for c in cands if c.key in avoid}
-    cands = [c for c in cands if c.key not in avoid and not (c.source == "near" and c.value in avoided)]
     h1 = int(page.plain.get("h1", "-1"))
+    # ... nor one only readers' words under a heading of their own give
+    # (a product's "Customer reviews (1)"; a thread's first post follows
+    # its headline).
+    first = {}
+    for c in cands:
+        if c.aside == "comment":
+            first.setdefault(c.value, c.order)
+    avoided |= {v for v, at in first.items() if any(h1 < h < at for h in page.headings)} - {
+        c.value for c in cands if c.aside != "comment" and c.source != "near"}
+    cands = [c for c in cands if c.key not in avoid and not (c.source == "near" and c.value in avoided)]
     byline = _byline(cands, h1, page.headings)
     structured = [c.value for s in _STRUCTURED for c in cands if c.source == s and not c.aside]
     other_structured = [c.value for s in _STRUCTURED for c in other if c.source == s and not c.aside]

@@ -381,6 +381,24 @@ def test_a_member_s_join_date_is_not_the_thread_s():
     assert meta_of(html, "https://forum.example.org/viewtopic.php?t=425337")["published"] == "2024-02-24"
 
 
+@pytest.mark.parametrize("box", ["review", "reviews", "review-item", "customer-review"])
+def test_a_product_s_one_review_neither_dates_nor_signs_it(box):
+    """A review is a reader's words, as a comment is: its name and day are
+    not the product page's (a new user's product pages with one review each
+    were dated by it). A post whose class names its category of reviews
+    ("category-product-reviews") is an article like any other."""
+    review = (f"<div class='{box}'><p class='review-head'><span class='author'>Tom Whitfield</span> "
+              f"<time datetime='2024-09-14'>14 September 2024</time></p><p>{PROSE}</p></div>")
+    html = (f"<html><body><main><h1>Harlow foldable toaster</h1><p class='price'>£49.00</p><p>{PROSE}</p>"
+            f"<h2>Customer reviews (1)</h2>{review}</main></body></html>")
+    meta = meta_of(html, "https://shop.example/product/harlow-toaster")
+    assert (meta["author"], meta["published"]) == (None, None), meta
+    post = (f"<html><body><article class='post category-product-reviews'><h1>Toasters under 50 pounds</h1>"
+            f"<p class='byline'>By <span class='author'>Ann Lee</span> <time datetime='2024-05-02'>May 2, 2024"
+            f"</time></p><p>{PROSE}</p></article></body></html>")
+    assert (meta_of(post)["author"], meta_of(post)["published"]) == ("Ann Lee", "2024-05-02")
+
+
 def test_a_listing_s_entries_do_not_date_the_page_but_a_box_of_its_facts_does():
     """A search page's first card says "Listed Mar 14, 2024" just under
     the headline: the date of an entry of its list (each card has one), not
