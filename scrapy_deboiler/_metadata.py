@@ -212,11 +212,11 @@ def _choose_date(page: PageCandidates, hints: MetadataHints | None, f: str) -> C
     # ... nor one only readers' words under a heading of their own give
     # (a product's "Customer reviews (1)"; a thread's first post follows
     # its headline).
-    first = {}
+    readers: dict[str, int] = {}  # a day readers' words give: the first place
     for c in cands:
         if c.aside == "comment":
-            first.setdefault(c.value, c.order)
-    avoided |= {v for v, at in first.items() if any(h1 < h < at for h in page.headings)} - {
+            readers.setdefault(c.value, c.order)
+    avoided |= {v for v, at in readers.items() if any(h1 < h < at for h in page.headings)} - {
         c.value for c in cands if c.aside != "comment" and c.source != "near"}
     cands = [c for c in cands if c.key not in avoid and not (c.source == "near" and c.value in avoided)]
     byline = _byline(cands, h1, page.headings)
