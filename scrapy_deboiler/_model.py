@@ -165,6 +165,70 @@ def distinct_pages(seq: list[frozenset[str]]) -> tuple[list[frozenset[str]], int
     return kept, n - len(kept)
 
 
+#: A document's copies: an article, its AMP and its print page. Signatures
+#: held by 2 to this many pages may be a document's text under its copies'
+#: layouts; held by more, a layout's (``_OneDocument``).
+COPY_GROUP = 3
+#: A pair of pages that share at least this many such signatures (a title,
+#: a byline and a paragraph), and little of their layouts, are one document.
+SAME_DOCUMENT_SHARED = 3
+
+
+class _OneDocument:
+    """Whether two neighbours are one document under two layouts: an
+    article and its AMP or print copy (``/story/``, ``/story/amp/``,
+    ``/story/print/`` are neighbours in URL order). They share its text,
+    which its copies alone hold, and little of their layouts. Counted as
+    pairs, every paragraph of a site's articles had support 2 and was
+    template: a new user's 50 articles came out as their related box and
+    comments. ``distinct_pages`` leaves out copies under one layout (they
+    differ in few signatures); these differ in their whole layout. Pages
+    of one layout share most of it, and so do pages of a section or an era
+    of a site that share parts few pages hold: 3 of the 2,173 pairs of
+    neighbours of the dev and WCXB sites are taken for one document (pages
+    of two eras of a site sharing a few of its widgets), and each of their
+    pages is compared with its layout's next page instead."""
+
+    __slots__ = ("copied", "layout")
+
+    def __init__(self, seq: list[frozenset[str]]) -> None:
+        df = Counter(chain.from_iterable(seq)) if len(seq) > COPY_GROUP else Counter()
+        self.copied = frozenset(s for s, k in df.items() if 2 <= k <= COPY_GROUP)
+        self.layout = frozenset(s for s, k in df.items() if k > COPY_GROUP)
+
+    def __call__(self, a: frozenset[str], b: frozenset[str], shared: frozenset[str]) -> bool:
+        k = len(shared & self.copied)
+        if k < SAME_DOCUMENT_SHARED:
+            return False
+        layout = self.layout
+        both, mine, theirs = len(shared & layout), len(a & layout), len(b & layout)
+        # Under half of either's layout; or, sharing more of the document
+        # than of layouts, under half of the two layouts (a series'
+        # introduction on its parts' copies is held by more than three).
+        return 2 * both < min(mine, theirs) or (k > both and 2 * both < mine + theirs - both)
+
+
+#: How many pages past its copy a page looks for the next document to be
+#: compared with (an article's AMP and print copies: two).
+_LOOK_PAST = 3
+
+
+def _next_document(a: frozenset[str], ahead: list[frozenset[str]], guard: float,
+                   one_document: _OneDocument) -> frozenset[str] | None:
+    """What ``a`` shares with the page of ``ahead`` it shares most with that
+    is another document (not a near-identical page, not a copy), or None:
+    pages of two layouts interleaved in URL order (``/a``, ``/a/amp``,
+    ``/b``...) are compared each with its own layout's next page."""
+    best: frozenset[str] | None = None
+    for c in ahead:
+        shared = a & c
+        union = len(a) + len(c) - len(shared)
+        if union and len(shared) / union < guard and (best is None or len(shared) > len(best)) \
+                and not one_document(a, c, shared):
+            best = shared
+    return best
+
+
 def _fit_order(url: str, sigs: frozenset[str]) -> tuple[str, str]:
     # Ties between equal URLs are broken by content, so input order never
     # changes which pages become neighbours.
@@ -219,13 +283,24 @@ class SiteModel:
         window = max(1, self.params.window)
         guard = self.params.iou_guard
         support = self.support
+        one_document = _OneDocument(seq)
         for i, a in enumerate(seq):
-            for b in seq[i + 1 : i + 1 + window]:
+            for j in range(i + 1, min(i + 1 + window, len(seq))):
+                b = seq[j]
                 shared = a & b
                 union = len(a) + len(b) - len(shared)
                 if not union or len(shared) / union >= guard:
                     self.skipped_pairs += 1
                     continue
+                if one_document(a, b, shared):
+                    # Its neighbour is its copy under another layout: the
+                    # page is compared with the page after them that shares
+                    # most with it (its own layout's), one pair as before.
+                    self.skipped_pairs += 1
+                    other = _next_document(a, seq[j + 1 : j + 1 + _LOOK_PAST], guard, one_document)
+                    if other is None:
+                        continue
+                    shared = other
                 self.pairs += 1
                 for sig in shared:
                     support[sig] = support.get(sig, 0) + 1

@@ -161,6 +161,57 @@ async def test_a_crawl_of_session_id_copies_keeps_every_body(tmp_path, mode):
     assert stat(crawler, "deboiler/items_cleaned") == 21
 
 
+def layouts_site(n: int = 16) -> tuple[dict[str, str], dict[str, str]]:
+    """Articles each also under an AMP and a print URL, neighbours in URL
+    order ("0007.amp.html", "0007.html", "0007.print.html"), each layout
+    with its own header and footer; paths to pages and to article texts."""
+    pages, bodies = {}, {}
+    for url, html, text in site_pages("layouts", n):
+        path = url.split("layouts", 1)[1]
+        title, _, *paras = text.splitlines()
+        own = "".join(f"<p>{p}</p>" for p in paras)
+        pages[path] = html
+        pages[path.replace(".html", ".amp.html")] = (
+            f"<html amp><head><title>{title}</title></head><body><header class='amp-header'><a href='/'>Layouts"
+            f" Daily</a> <button>Menu</button></header><article class='amp-article'><h1>{title}</h1>{own}</article>"
+            "<footer class='amp-footer'><p>Registered in England No. 04815162.</p><a href='/'>View the full site"
+            "</a></footer></body></html>")
+        pages[path.replace(".html", ".print.html")] = (
+            f"<html><head><title>{title}</title></head><body><div class='print-head'>Printed from Layouts Daily"
+            f"</div><h1>{title}</h1>{own}<p class='print-foot'>Article address: {url}</p></body></html>")
+        for variant in ("", ".amp", ".print"):
+            bodies[path.replace(".html", variant + ".html")] = text
+    pages["/"] = "<html><body><ul>" + "".join(f'<li><a href="{p}">x</a></li>' for p in pages) + "</ul></body></html>"
+    return pages, bodies
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest_twisted.ensureDeferred
+async def test_articles_under_amp_and_print_urls_keep_every_body(tmp_path, mode):
+    """An article's AMP and print copies sit beside it in URL order under
+    other layouts: each pair of them shares the article, and counted as
+    evidence every paragraph was template (a new user's 50 articles kept
+    0 of 383 phrases, in both modes). The copies are one document; each
+    page is compared with the next page of another document."""
+    pages, bodies = layouts_site()
+    port = reactor.listenTCP(0, Site(Pages(pages)), interface="127.0.0.1")
+    try:
+        crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"],
+                                     DEBOILER_MIN_PAGES=len(bodies), DEBOILER_MODE=mode)
+    finally:
+        close(port)
+    assert len(items) == len(bodies) == 48
+    for item in items:
+        path = "/" + item["url"].split("/", 3)[3]
+        assert item["deboiler"]["status"] == "cleaned" and item["deboiler"]["fit_pages"] == 48, item["deboiler"]
+        assert body_kept(item["clean_text"], bodies[path]), (item["url"], item["clean_text"][:300])
+        if path.endswith(".amp.html"):
+            assert "View the full site" not in item["clean_text"], item["clean_text"]
+        elif not path.endswith(".print.html") and mode == "boilerplate":
+            assert "Privacy policy" not in item["clean_text"], item["clean_text"]
+    assert stat(crawler, "deboiler/items_cleaned") == 48
+
+
 def syndicated_site(n: int = 6) -> dict[str, str]:
     """Paths to pages: one article on ``n`` pages, each with its own tags
     (``sitegen.syndicated_page``), and an index linking them."""
