@@ -211,6 +211,9 @@ class _OneDocument:
 #: How many pages past its copy a page looks for the next document to be
 #: compared with (an article's AMP and print copies: two).
 _LOOK_PAST = 3
+#: A pair sharing under 1/``POOR_PAIR`` of the smaller page's signatures
+#: shares no layout: the page looks past its neighbour too.
+POOR_PAIR = 10
 
 
 def _next_document(a: frozenset[str], ahead: list[frozenset[str]], guard: float,
@@ -301,6 +304,12 @@ class SiteModel:
                     if other is None:
                         continue
                     shared = other
+                elif POOR_PAIR * len(shared) < min(len(a), len(b)):
+                    # Next to a page of another layout (a print page beside
+                    # the next article): its own layout's page a little further.
+                    other = _next_document(a, seq[j + 1 : j + 1 + _LOOK_PAST], guard, one_document)
+                    if other is not None and len(other) > len(shared):
+                        shared = other
                 self.pairs += 1
                 for sig in shared:
                     support[sig] = support.get(sig, 0) + 1
