@@ -51,9 +51,10 @@ from scrapy_deboiler._content import (  # noqa: E402
     block_features, block_tree, body_flags, container_cut, decide, drop_repeats, second_pass, smooth, stage2_rows,
     place_keys, shown_text, visible_blocks)
 from scrapy_deboiler._decide import keep_tables, table_spans  # noqa: E402
+from scrapy_deboiler._kept_rows import head_kind, keep_like_rows, keep_post_heads, keep_rows  # noqa: E402
 from scrapy_deboiler._kept_rules import (  # noqa: E402
-    drop_bare_quotes, drop_comments, drop_navigation, head_kind, keep_between, keep_code, keep_data_after,
-    keep_definitions, keep_labels, keep_lists, keep_post_heads, keep_rows, keep_sections, navigation_kind)
+    drop_bare_quotes, drop_comments, drop_navigation, keep_between, keep_code, keep_data_after, keep_definitions,
+    keep_labels, keep_lists, keep_sections, navigation_kind)
 
 from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 
@@ -182,6 +183,7 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
     comments = [row[COMMENT_COLUMN] == 1.0 for row in rows]
     if any(comments):
         flags = drop_comments(tree[0], flags, comments, tags)
+    flags = keep_like_rows(tags, flags, scores, tree[0], tree[1], comments, tree[2], tree[3], keys)
     if kinds is not None:
         flags = keep_post_heads(tree[0], flags, tree[2], tree[3], keys, kinds.__getitem__)
     flags = keep_rows(flags, tree[2], tree[3], keys)

@@ -36,9 +36,9 @@ from ._decide import (STAGE2_FEATURES, body_flags, decide, drop_repeats, keep, k
 from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF, _hint_bits, _hint_cache,
                         block_features, headline_index, page_columns, place_keys)
 from ._hidden import _class_hides, _is_hidden
-from ._kept_rules import (drop_bare_quotes, drop_comments, drop_navigation, head_kind, keep_between, keep_code,
-                          keep_data_after, keep_definitions, keep_labels, keep_lists, keep_post_heads, keep_rows,
-                          keep_sections, navigation_kind)
+from ._kept_rows import head_kind, keep_like_rows, keep_post_heads, keep_rows
+from ._kept_rules import (drop_bare_quotes, drop_comments, drop_navigation, keep_between, keep_code, keep_data_after,
+                          keep_definitions, keep_labels, keep_lists, keep_sections, navigation_kind)
 from ._text import BLOCK_TAGS, HEADING_TAGS, PERMALINK_MARKS, SKIP_TAGS, permalink, pre_text
 
 # The names the training script, the tests and the other modules have
@@ -453,6 +453,7 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
         kept = drop_comments(words, kept, comments, tags)
     if tree is None:
         tree = block_tree(blocks)
+    kept = keep_like_rows(tags, kept, scores, words, link_density, comments, *tree, keys)
     kept = keep_post_heads(words, kept, *tree, keys, lambda i: head_kind(blocks[i]))
     kept = keep_rows(kept, *tree, keys)
     if "li" in tags:

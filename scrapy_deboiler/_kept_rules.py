@@ -1,6 +1,6 @@
 """Rules over the blocks content mode's model kept: what a kept block
 brings with it (the code its paragraph introduces, the rest of its list,
-a post's author line, its section's label) and what is not the page's
+its section's label) and what is not the page's
 text (readers' comments under an article, navigation, a quote's line
 over nothing). They run after the model: no training depends on them."""
 
@@ -10,15 +10,14 @@ import re
 from typing import Callable
 
 from ._block import Block
-from ._dates import find_days
 from ._features import _HINT_BIT, _hint_bits
 from ._phrases import LABEL_TAGS
 from ._text import HEADING_TAGS, SUBHEADINGS
 
-__all__ = ["ARTICLE_WORDS", "BETWEEN_WORDS", "BODY_WORDS", "CODE_REACH", "CONTROL_WORDS", "DATA_REACH", "DATA_RUN",
-           "HEAD_WORDS", "QUOTE_LINE_WORDS", "drop_bare_quotes", "drop_comments", "drop_navigation", "head_kind",
+__all__ = ["ARTICLE_WORDS", "BETWEEN_WORDS", "CODE_REACH", "CONTROL_WORDS", "DATA_REACH", "DATA_RUN",
+           "HEAD_WORDS", "QUOTE_LINE_WORDS", "drop_bare_quotes", "drop_comments", "drop_navigation",
            "in_control", "in_trail", "keep_between", "keep_code", "keep_data_after", "keep_definitions",
-           "keep_labels", "keep_lists", "keep_post_heads", "keep_rows", "keep_sections", "navigation_kind"]
+           "keep_labels", "keep_lists", "keep_sections", "navigation_kind"]
 
 
 #: How many levels above a code block its container with the kept block
@@ -216,171 +215,6 @@ def drop_bare_quotes(tags: list[str], words: list[int], kept: list[bool], nodes:
 
 #: A post's author line or dateline holds at most this many words.
 HEAD_WORDS = 12
-
-#: A post's text starts at its first kept block of this many words.
-BODY_WORDS = 3
-
-#: ``head_kind``'s answers: a name, a ``<time>``, a date written out.
-NAME, TIME, DATE = 1, 2, 3
-
-#: Class or id words of a poster's name: forum software's own
-#: ("username", "cAuthorPane_author", "MessageCard__name", "tagline
-#: author"); markup, not the page's language.
-_NAME_CLASS = re.compile(r"author|user|name|poster|byline|nick|member|profile", re.IGNORECASE)
-
-#: How many levels above a block its name class may be.
-_NAME_REACH = 3
-
-
-def head_kind(block: Block) -> int:
-    """``TIME`` for a short block that holds a ``<time>``, ``DATE`` for one
-    that holds a written day, ``NAME`` for one whose class names a poster,
-    else 0: what ``keep_post_heads`` may keep above a post."""
-    if block.words > HEAD_WORDS or not block.words:
-        return 0
-    el = block.element
-    if any(True for _ in el.iter("time")):
-        return TIME
-    if find_days(block.text):
-        return DATE
-    for _ in range(_NAME_REACH):
-        if el is None or el.tag in _PAGE_TAGS:
-            break
-        if _NAME_CLASS.search((el.get("class") or "") + " " + (el.get("id") or "")):
-            return NAME
-        el = el.getparent()
-    return 0
-
-
-def _holders_children(kept: list[bool], nodes: list[int], parents: list[int], keys: list,
-                      least: int) -> set[int]:
-    """The children, ``least`` or more, of the element holding the kept
-    blocks of one place (``place_keys``) that hold one of them: a thread's
-    posts, a listing's rows."""
-    runs: dict = {}
-    for i, k in enumerate(kept):
-        if k:
-            runs.setdefault(keys[i], []).append(i)
-    found: set = set()
-    depth: list[int] = []
-    for up in parents:  # a parent is numbered before its children
-        depth.append(depth[up] + 1 if up >= 0 else 0)
-    for run in runs.values():
-        if len(run) < least:
-            continue
-        top = nodes[run[0]]  # the deepest element holding the run
-        for i in run[1:]:
-            b = nodes[i]
-            while depth[b] > depth[top]:
-                b = parents[b]
-            while depth[top] > depth[b]:
-                top = parents[top]
-            while b != top and b >= 0:
-                b, top = parents[b], parents[top]
-            if top < 0:
-                break  # blocks of two trees: no holder
-        if top < 0:
-            continue
-        children = set()
-        for i in run:
-            b = nodes[i]
-            if b == top:
-                continue  # a block of the holder itself
-            while parents[b] != top:
-                b = parents[b]
-            children.add(b)
-        if len(children) >= least:
-            found |= children
-    return found
-
-
-def _owner(parents: list[int], holders: set[int]) -> list[int]:
-    """Each element's nearest holder at or above it (-1: none)."""
-    out = [-1] * len(parents)
-    for e, up in enumerate(parents):  # a parent is numbered before its children
-        out[e] = e if e in holders else (out[up] if up >= 0 else -1)
-    return out
-
-
-#: Rows of a listing: this many or more children of one element, each
-#: holding a kept block of one place.
-ROWS = 3
-
-
-def keep_rows(kept: list[bool], nodes: list[int], parents: list[int], keys: list) -> list[bool]:
-    """A listing's row is kept whole where the model kept most of it: its
-    blocks in slots (place, and count of that place before it in the row)
-    the model kept in another row too. A forum's topic list kept every
-    topic's "by ... » date" line and the titles of the first two topics
-    only (a title alone is a link, and later rows score lower)."""
-    rows = _holders_children(kept, nodes, parents, keys, ROWS)
-    if not rows:
-        return kept
-    row_of = _owner(parents, rows)
-    blocks: dict[int, list[int]] = {}
-    for i, node in enumerate(nodes):
-        if row_of[node] >= 0:
-            blocks.setdefault(row_of[node], []).append(i)
-    # A block's slot in its row: its place, and how many blocks of that
-    # place the row has before it (a poster's name and "posts · Joined"
-    # line are of one place).
-    slots: dict[int, list] = {}
-    for row, run in blocks.items():
-        seen: dict = {}
-        slots[row] = []
-        for i in run:
-            seen[keys[i]] = seen.get(keys[i], -1) + 1
-            slots[row].append((keys[i], seen[keys[i]]))
-    held: dict = {}  # slot: rows keeping a block there
-    for row, run in blocks.items():
-        for i, slot in zip(run, slots[row]):
-            if kept[i]:
-                held.setdefault(slot, set()).add(row)
-    out = list(kept)
-    for row, run in blocks.items():
-        if 2 * sum(kept[i] for i in run) < len(run):
-            continue
-        for i, slot in zip(run, slots[row]):
-            if not kept[i] and held.get(slot, set()) - {row}:
-                out[i] = True
-    return out
-
-
-def keep_post_heads(words: list[int], kept: list[bool], nodes: list[int], parents: list[int], keys: list,
-                    kind: Callable[[int], int]) -> list[bool]:
-    """Each post of a thread keeps its author line and its date: a forum's
-    reader reads who wrote what and when (WCXB's gold keeps them), and the
-    model left these short lines out. Posts are told by markup: kept blocks
-    of one place (``place_keys``) in two or more children of the element
-    that holds them all; each child is a post, and above its first kept
-    block of ``BODY_WORDS`` (an avatar's letter is none) it keeps its first
-    name and its first ``<time>``, or its first date where it has no
-    ``<time>`` (not the "Joined Dec 23, 2009" of the poster's card above
-    the post's own time, nor "3 posts · Joined 2024" after the name). The
-    same holds an entry of a listing whose date line the model dropped."""
-    posts = _holders_children(kept, nodes, parents, keys, 2)
-    if not posts:
-        return kept
-    post_of = _owner(parents, posts)
-    heads: dict = {}  # post: (block, kind) of each block above its text
-    begun: set = set()  # posts whose text began
-    for i, node in enumerate(nodes):
-        post = post_of[node]
-        if post < 0 or post in begun:
-            continue
-        if kept[i]:
-            if words[i] >= BODY_WORDS:
-                begun.add(post)
-        elif found := kind(i):
-            heads.setdefault(post, []).append((i, found))
-    out = list(kept)
-    for post, head in heads.items():
-        if post in begun:  # a post with no text of its own has no head either
-            for wanted in (NAME, TIME if any(k == TIME for _, k in head) else DATE):
-                i = next((i for i, k in head if k == wanted), -1)
-                if i >= 0:
-                    out[i] = True
-    return out
 
 
 _TRAIL_BIT = _HINT_BIT["breadcrumb"]

@@ -1015,7 +1015,7 @@ def test_a_topic_list_keeps_each_row_whole():
     a slot (place, and how many of that place before it in the row) that
     another row kept. A poster's "posts · Joined" line, of the same place
     as the name above it, is kept in no row and stays out."""
-    from scrapy_deboiler._kept_rules import keep_rows
+    from scrapy_deboiler._kept_rows import keep_rows
 
     # ul (node 0), four li (1-4), each with a title, a by-line, a count and
     # a "Joined" line (of the by-line's place) as nodes 5...
@@ -1033,6 +1033,51 @@ def test_a_topic_list_keeps_each_row_whole():
     # A row the model mostly dropped stays as it was.
     kept[12:16] = [False, False, True, False]
     assert keep_rows(list(kept), nodes, parents, keys)[12:16] == [False, False, True, False]
+
+
+def test_the_rest_of_a_list_of_like_rows_is_kept_where_its_first_is():
+    """A product's five reviews (a <div> each: a name line and a text),
+    scored lower with each place down the list: the model kept the first
+    review's text and dropped later ones (a new user's shop lost 13 of 147).
+    The others of that list are kept from ``LIKE_FLOOR``; not a teaser row
+    (its title a link), a block of few words, one mostly links, readers'
+    comments, nor blocks side by side in one element (paragraphs)."""
+    from scrapy_deboiler._kept_rows import LIKE_FLOOR, keep_like_rows
+
+    # div.reviews (node 0), five div.review (1-5), each holding a head (div)
+    # and a text (p): blocks at nodes 6...
+    parents = [-1, 0, 0, 0, 0, 0]
+    tags, nodes, keys = [], [], []
+    for row in range(1, 6):
+        for tag in ("div", "p"):
+            parents.append(row)
+            nodes.append(len(parents) - 1)
+            tags.append(tag)
+            keys.append("div.reviews/div.review/")
+    n = len(nodes)
+    words = [3 if t == "div" else 18 for t in tags]
+    scores = [0.2, 0.51, 0.2, 0.44, 0.2, 0.39, 0.2, 0.36, 0.2, 0.1]
+    kept = [s >= 0.5 for s in scores]
+    no_links, no_comments = [0.0] * n, [False] * n
+
+    def run(**changes):
+        args = dict(tags=tags, kept=list(kept), scores=scores, words=words, link_density=no_links,
+                    comments=no_comments, nodes=nodes, parents=parents, keys=keys)
+        args.update(changes)
+        return keep_like_rows(**args)
+
+    texts = [i for i in range(n) if tags[i] == "p"]
+    assert [run()[i] for i in texts] == [True, True, True, True, False]  # 0.1 < LIKE_FLOOR
+    assert LIKE_FLOOR > 0.1
+    assert [run(comments=[True] * n)[i] for i in texts] == [True, False, False, False, False]
+    assert [run(link_density=[1.0 if t == "div" else 0.0 for t in tags])[i] for i in texts] == \
+        [True, False, False, False, False]  # each row opens with a link: teasers of other pages
+    # The first row dropped (the model's score does not fall with position there): as it was.
+    late = [i == 5 for i in range(n)]
+    assert run(kept=late) == late
+    # The same blocks side by side in one element are paragraphs, not rows.
+    flat = [-1] + [0] * n
+    assert run(nodes=list(range(1, n + 1)), parents=flat) == kept
 
 
 def test_a_kept_heading_keeps_its_short_section_or_goes():
