@@ -52,6 +52,7 @@ from scrapy_deboiler._content import (  # noqa: E402
     place_keys, shown_text, visible_blocks)
 from scrapy_deboiler._decide import keep_tables, table_spans  # noqa: E402
 from scrapy_deboiler._kept_rows import head_kind, keep_like_rows, keep_post_heads, keep_rows  # noqa: E402
+from scrapy_deboiler._phrases import box_title  # noqa: E402
 from scrapy_deboiler._kept_rules import (  # noqa: E402
     drop_bare_quotes, drop_comments, drop_navigation, keep_between, keep_code, keep_data_after, keep_definitions,
     keep_labels, keep_lists, keep_sections, navigation_kind)
@@ -112,7 +113,8 @@ def load(path: str, min_site_pages: int, variants: bool = False):
             r = json.loads(line)
             sites[r["domain"]].append(r)
     # (site, id, rows, labels, texts, weights, place keys, container or None, extra, body blocks, tree, tags,
-    #  data tables' spans, texts as clean_text writes them, head_kind, navigation_kind and near of each)
+    #  data tables' spans, texts as clean_text writes them, head_kind, navigation_kind, near and
+    #  callout title of each)
     pages = []
     for site, recs in sorted(sites.items()):
         parsed = [Page(r["html"], r.get("url") or "") for r in recs]
@@ -133,13 +135,15 @@ def load(path: str, min_site_pages: int, variants: bool = False):
                     if m is model:
                         extra[name] = (rows, [b.text for b in blocks], keys, container, tree, tags, spans,
                                        [shown_text(b) for b in blocks], [head_kind(b) for b in blocks],
-                                       [navigation_kind(b) for b in blocks], [b.near for b in blocks])
+                                       [navigation_kind(b) for b in blocks], [b.near for b in blocks],
+                                       [b.near and box_title(b.element) for b in blocks])
                     else:
                         b2, rows2, keys2, container2, tree2 = page_view(p, m)
                         extra[name] = (np.array(rows2).reshape(len(b2), FEATURE_COUNT), [b.text for b in b2],
                                        keys2, container2, tree2, [b.element.tag for b in b2], table_spans(b2),
                                        [shown_text(b) for b in b2], [head_kind(b) for b in b2],
-                                       [navigation_kind(b) for b in b2], [b.near for b in b2])
+                                       [navigation_kind(b) for b in b2], [b.near for b in b2],
+                                       [b.near and box_title(b.element) for b in b2])
             head = headline(rows)
             title = p.root.findtext(".//title") or ""
             pages.append((site, r["id"], rows,
@@ -147,7 +151,8 @@ def load(path: str, min_site_pages: int, variants: bool = False):
                           [b.text for b in blocks], weights(blocks), keys, container, extra,
                           body_flags(blocks, [True] * len(blocks), title), tree, tags, spans,
                           [shown_text(b) for b in blocks], [head_kind(b) for b in blocks],
-                          [navigation_kind(b) for b in blocks], [b.near for b in blocks]))
+                          [navigation_kind(b) for b in blocks], [b.near for b in blocks],
+                          [b.near and box_title(b.element) for b in blocks]))
     return pages
 
 
@@ -169,7 +174,8 @@ def first_scores(model: dict, rows, keys: list[str], container) -> list[float]:
 def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
               tree, tags: list[str], spans, shown: list[str] | None = None,
               kinds: list[int] | None = None, trail: list[int] | None = None,
-              near: list[bool] | None = None) -> tuple[str, list[float], list[bool]]:
+              near: list[bool] | None = None,
+              titles: list[bool] | None = None) -> tuple[str, list[float], list[bool]]:
     """Content mode's text of a page out of fold, as clean_page gives it (a
     page with a container is one without a site model): ``_content.decide``
     over ``first_scores``, data tables kept whole (``whole_tables``), each
@@ -192,7 +198,7 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
     if "dt" in tags or "dd" in tags:
         flags = keep_definitions(tags, flags, tree[2], tree[3])
     if near is not None:
-        flags = keep_labels(tags, near, flags)
+        flags = keep_labels(tags, near, flags, titles)
     aside = [c or bool(near and near[i]) for i, c in enumerate(comments)]
     flags = keep_sections(tags, flags, tree[0], tree[1], aside)
     flags = keep_between(tags, flags, tree[0], tree[1], aside, tree[2], tree[3])
@@ -421,7 +427,7 @@ def main() -> None:
                 for p in pages:
                     if fold[p[0]] == k:
                         text, scores, flags = kept_text(model, p[2], p[4], p[6], p[7], p[10], p[11],
-                                                        p[12], p[13], p[14], p[15], p[16])
+                                                        p[12], p[13], p[14], p[15], p[16], p[17])
                         if scores_out:
                             scores_out.write(json.dumps({"id": p[1], "texts": p[4], "scores": scores}) + "\n")
                         # As body_flags: a page of nothing but headline, byline and captions keeps them.

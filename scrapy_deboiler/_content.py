@@ -39,6 +39,7 @@ from ._hidden import _class_hides, _is_hidden
 from ._kept_rows import head_kind, keep_like_rows, keep_post_heads, keep_rows
 from ._kept_rules import (drop_bare_quotes, drop_comments, drop_navigation, keep_between, keep_code, keep_data_after,
                           keep_definitions, keep_labels, keep_lists, keep_sections, navigation_kind)
+from ._phrases import box_title
 from ._text import BLOCK_TAGS, HEADING_TAGS, PERMALINK_MARKS, SKIP_TAGS, permalink, pre_text
 
 # The names the training script, the tests and the other modules have
@@ -461,7 +462,8 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     if "dt" in tags or "dd" in tags:
         kept = keep_definitions(tags, kept, *tree)
     near_flags = [b.near for b in blocks]
-    kept = keep_labels(tags, near_flags, kept)
+    titles = [n and box_title(b.element) for n, b in zip(near_flags, blocks)] if any(near_flags) else None
+    kept = keep_labels(tags, near_flags, kept, titles)
     aside = [c or n for c, n in zip(comments, near_flags)]
     kept = keep_sections(tags, kept, words, link_density, aside)
     kept = keep_between(tags, kept, words, link_density, aside, *tree)

@@ -251,14 +251,16 @@ def in_trail(block: Block) -> bool:
     return False
 
 
-def keep_labels(tags: list[str], near: list[bool], kept: list[bool]) -> list[bool]:
+def keep_labels(tags: list[str], near: list[bool], kept: list[bool], titles: list[bool] | None = None) -> list[bool]:
     """A heading or term the site shares, over the page's own section
     (``_phrases.section_labels``: "What you bring", "Ingredients", "Start
     date"; near-boilerplate to the model), is kept where the block right
-    after it is: a section's label goes with it, as a reader sees it."""
+    after it is: a section's label goes with it, as a reader sees it. So
+    is a callout box's title (``titles``: ``_phrases.box_title``, "Note"
+    over a docs page's note)."""
     out = list(kept)
     for i in range(len(kept) - 1):
-        if near[i] and not kept[i] and kept[i + 1] and tags[i] in LABEL_TAGS:
+        if near[i] and not kept[i] and kept[i + 1] and (tags[i] in LABEL_TAGS or (titles is not None and titles[i])):
             out[i] = True
     return out
 

@@ -10,7 +10,8 @@ from lxml import etree
 
 from ._text import SUBHEADINGS
 
-__all__ = ["LABEL_TAGS", "PHRASE_TAGS", "list_entries", "mid_sentence", "phrase", "section_labels"]
+__all__ = ["BOX_TITLE_WORDS", "LABEL_TAGS", "PHRASE_TAGS", "box_title", "list_entries", "mid_sentence", "phrase",
+           "section_labels"]
 
 #: Text-level tags (HTML's phrasing content). A shared one whose parent the
 #: page does not share is a word of the page's own sentence ("by <span>Paulo
@@ -79,13 +80,43 @@ def section_labels(elements: list[etree._Element], own: set | frozenset = frozen
     shared = set(elements) - set(own)
     labels = set()
     for el in elements:
-        if el.tag in LABEL_TAGS:
+        if el.tag in LABEL_TAGS or box_title(el, shared):
             nxt = el.getnext()
             while nxt is not None and not isinstance(nxt.tag, str):
                 nxt = nxt.getnext()
             if nxt is not None and nxt not in shared and any(_WORD.search(t) for t in nxt.itertext()):
                 labels.add(el)
     return labels
+
+
+#: A box's title holds at most this many words ("Note", "Pro tip").
+BOX_TITLE_WORDS = 3
+
+
+def box_title(el: etree._Element, shared: set | frozenset = frozenset()) -> bool:
+    """Whether ``el`` titles the callout box it opens: the first element of
+    a parent (one the page does not share, of those in ``shared``) whose or
+    whose parent's class says callout (``_CALLOUT``), of
+    ``BOX_TITLE_WORDS`` words or fewer ("<div class='admonition note'><p
+    class='admonition-title'>Note</p>" over the page's own words; every
+    docs page has a "Note", and a new user's 60 notes lost their label in
+    both modes)."""
+    parent = el.getparent()
+    if parent is None or parent in shared or parent.tag in ("body", "html") \
+            or not _CALLOUT.search(f"{el.get('class') or ''} {parent.get('class') or ''}"):
+        return False
+    words = len(_WORD_RUN.findall("".join(el.itertext())))
+    first = next((c for c in parent if isinstance(c.tag, str)), None)
+    return first is el and 0 < words <= BOX_TITLE_WORDS
+
+
+_WORD_RUN = re.compile(r"\w+")
+#: Class words of a callout box (Sphinx's and MkDocs' "admonition",
+#: GitHub's "markdown-alert", Docusaurus' and Bootstrap's "alert", "callout"):
+#: a short first line there is its title. Any short first line of a box the
+#: page does not share was too many: "Share", "Tags:" (boilerplate mode on
+#: the dev sites of 5+ pages, ROUGE-LSum 0.8378 to 0.8361).
+_CALLOUT = re.compile(r"admonition|callout|alert", re.IGNORECASE)
 
 
 #: Entries of a list or a definition list.

@@ -561,17 +561,18 @@ def _job(k: int) -> tuple[str, str, list[str], list[str]]:
     bring = [sentence(rng, 7)[:-1] for _ in range(3)]
     offer = [sentence(rng, 6)[:-1] for _ in range(2)]
     facts = [f"{30 + k} hours a week", f"{k + 1} May 2025"]
-    own = [sentence(rng, 24), *bring, *offer, *facts, f"{20 + k} people"]
+    own = [sentence(rng, 24), *bring, *offer, *facts, f"{20 + k} people", sentence(rng, 24)]
     main = (f"<h1>{sentence(rng, 4)[:-1]}</h1><p>{own[0]}</p>"
             f"<h2>What you bring</h2><ul>{''.join(f'<li>{b}</li>' for b in bring)}</ul>"
             f"<h2>What we offer</h2><ul>{''.join(f'<li>{o}</li>' for o in offer)}</ul>"
             f"<h3>Key facts</h3><dl><dt>Hours</dt><dd>{facts[0]}</dd><dt>Start date</dt><dd>{facts[1]}</dd></dl>"
-            f"<p><span class='label'>Team:</span> {own[-1]}</p>")
+            f"<p><span class='label'>Team:</span> {own[-2]}</p>"
+            f"<div class='admonition note'><p class='admonition-title'>Note</p><p>{own[-1]}</p></div>")
     return (f"https://jobs.example/ad/{k}", f"""<html><body><header><a href="/">Acme Jobs</a>
 <a href="/about">About us</a></header><main>{main}</main>
 <aside><h3>Get jobs like this</h3><ul><li>Alerts by email</li><li>Saved searches</li></ul></aside>
 <footer><h4>Company</h4><ul><li>Imprint</li><li>Privacy</li></ul></footer></body></html>""",
-            own, ["What you bring", "What we offer", "Key facts", "Hours", "Start date", "Team:"])
+            own, ["What you bring", "What we offer", "Key facts", "Hours", "Start date", "Team:", "Note"])
 
 
 def test_shared_section_headings_and_labels_stay_over_the_page_s_own_content():
@@ -580,7 +581,8 @@ def test_shared_section_headings_and_labels_stay_over_the_page_s_own_content():
     left lists and values without their labels. A shared heading or term
     whose next element is the page's own stays (content mode: where what
     follows it is kept), and a shared label span before the page's own
-    words; the sidebar's and the footer's headings, over shared lists, go."""
+    words, and a callout box's title ("Note"); the sidebar's and the
+    footer's headings, over shared lists, go."""
     pages = [_job(k) for k in range(6)]
     model = SiteModel.fit([Page(h, u) for u, h, _, _ in pages])
     for mode in ("boilerplate", "content"):
