@@ -201,7 +201,9 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
         flags = keep_labels(tags, near, flags, titles)
     aside = [c or bool(near and near[i]) for i, c in enumerate(comments)]
     flags = keep_sections(tags, flags, tree[0], tree[1], aside)
-    flags = keep_between(tags, flags, tree[0], tree[1], aside, tree[2], tree[3])
+    flags = keep_between(tags, flags, tree[0], tree[1], aside, tree[2], tree[3], titles)
+    if titles is not None:  # a callout's title over what keep_between kept
+        flags = keep_labels(tags, titles, flags, titles)
     flags = keep_data_after(tags, flags, tree[1], comments, near or [False] * len(tags), tree[2], tree[3])
     if trail is not None:
         flags = drop_navigation(tags, flags, trail.__getitem__)

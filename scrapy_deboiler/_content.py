@@ -466,7 +466,9 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     kept = keep_labels(tags, near_flags, kept, titles)
     aside = [c or n for c, n in zip(comments, near_flags)]
     kept = keep_sections(tags, kept, words, link_density, aside)
-    kept = keep_between(tags, kept, words, link_density, aside, *tree)
+    kept = keep_between(tags, kept, words, link_density, aside, *tree, titles)
+    if titles is not None:  # a callout's title over what keep_between kept
+        kept = keep_labels(tags, titles, kept, titles)
     kept = keep_data_after(tags, kept, link_density, comments, near_flags, *tree)
     # Navigation out before repeats: a trail's last step repeats the headline, which must stay.
     kinds: dict[int, int] = {}

@@ -98,18 +98,21 @@ BETWEEN_WORDS = 5
 
 
 def keep_between(tags: list[str], kept: list[bool], words: list[int], link_density: list[float],
-                 aside: list[bool], nodes: list[int], parents: list[int]) -> list[bool]:
+                 aside: list[bool], nodes: list[int], parents: list[int],
+                 titles: list[bool] | None = None) -> list[bool]:
     """A block of the page's own words that the model dropped between two
     it kept, all in one container (``CODE_REACH``), is kept: a
-    documentation page's note between its code and its list lost its text
-    (its "Note" label, on every page, was template). Not one mostly of
-    links, a heading, readers' comments or blocks neighbours share (``aside``)."""
+    documentation page's note between its code and its list lost its text.
+    A callout's title before it (``titles``: "Note", ``keep_labels`` keeps
+    it after) stands aside. Not one mostly of links, a heading, readers'
+    comments or blocks neighbours share (``aside``)."""
     out = list(kept)
     for i in range(1, len(kept) - 1):
-        if kept[i] or not kept[i - 1] or not kept[i + 1] or aside[i] or words[i] < BETWEEN_WORDS \
+        before = i - 2 if titles is not None and i > 1 and titles[i - 1] and not kept[i - 1] else i - 1
+        if kept[i] or not kept[before] or not kept[i + 1] or aside[i] or words[i] < BETWEEN_WORDS \
                 or 2 * link_density[i] >= 1 or tags[i] in HEADING_TAGS:
             continue
-        if _near_kept(i, kept, nodes, parents) and _near_kept(i, kept, nodes, parents, i + 1):
+        if _near_kept(i, kept, nodes, parents, before) and _near_kept(i, kept, nodes, parents, i + 1):
             out[i] = True
     return out
 
