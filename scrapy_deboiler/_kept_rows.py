@@ -173,12 +173,14 @@ LIKE_FLOOR = 0.3
 def keep_like_rows(tags: list[str], kept: list[bool], scores: list[float], words: list[int],
                    link_density: list[float], comments: list[bool], nodes: list[int], parents: list[int],
                    keys: list) -> list[bool]:
-    """Blocks of one tag and place, each inside one of ``LIKE_ROWS`` or more children
-    of one element (a product's reviews, a listing's entries), are one kind of thing: where
-    the model kept one of them, the others of ``BODY_WORDS`` words or more,
-    not mostly links nor readers' comments, are kept too. The model's score
-    falls with a block's position, and a new user's product pages kept
-    their first review and lost later ones."""
+    """Blocks of one tag and place, each inside one of ``LIKE_ROWS`` or more
+    children of one element (a product's reviews), are one kind of thing:
+    where the model kept the first of them, the others of ``BODY_WORDS``
+    words or more scoring ``LIKE_FLOOR`` or more are kept too, but those
+    mostly of links, in a row whose title is a link (a teaser of another
+    page) or in readers' comments. The model's score falls with a block's
+    position: a new user's product pages kept their first review and lost
+    later ones."""
     places: dict = {}
     for i, k in enumerate(keys):
         places.setdefault((k, tags[i]), []).append(i)

@@ -184,8 +184,8 @@ class _OneDocument:
     comments. ``distinct_pages`` leaves out copies under one layout (they
     differ in few signatures); these differ in their whole layout. Pages
     of one layout share most of it, and so do pages of a section or an era
-    of a site that share parts few pages hold: 3 of the 2,173 pairs of
-    neighbours of the dev and WCXB sites are taken for one document (pages
+    of a site that share parts few pages hold: 3 of the 1,186 pairs of
+    neighbours of the dev and WCXB sites of 4+ pages are taken for one document (pages
     of two eras of a site sharing a few of its widgets), and each of their
     pages is compared with its layout's next page instead."""
 
