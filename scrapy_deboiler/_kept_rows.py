@@ -185,6 +185,7 @@ def keep_like_rows(tags: list[str], kept: list[bool], scores: list[float], words
     for i, k in enumerate(keys):
         places.setdefault((k, tags[i]), []).append(i)
     depth = _depths(parents)
+    link_blocks = [j for j in range(len(kept)) if 2 * link_density[j] >= 1 and words[j] >= 2]
     out = list(kept)
     for run in places.values():
         if len(run) < LIKE_ROWS or not any(kept[i] for i in run) or all(kept[i] for i in run):
@@ -196,8 +197,7 @@ def keep_like_rows(tags: list[str], kept: list[bool], scores: list[float], words
             continue  # the first row kept: the model's score falls with position
         # A row with a linked title is a teaser of another page: not kept so.
         owner = _owner(parents, set(rows) - {-1})
-        linked = {owner[nodes[j]] for j in range(len(kept)) if owner[nodes[j]] >= 0
-                  and 2 * link_density[j] >= 1 and words[j] >= 2}
+        linked = {owner[nodes[j]] for j in link_blocks} - {-1}
         for i, row in zip(run, rows):
             if row >= 0 and row not in linked and not kept[i] and scores[i] >= LIKE_FLOOR \
                     and words[i] >= BODY_WORDS and 2 * link_density[i] < 1 and not comments[i]:
