@@ -7,6 +7,7 @@ may hold an author or a date; Python reads each one's place and text."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Mapping
 
 from lxml import etree
 
@@ -385,19 +386,31 @@ def read_elements(root: etree._Element, names: list[str], month_first: bool) -> 
     return out
 
 
-def place_elements(page: PageCandidates, records: list[tuple], template: set | frozenset) -> etree._Element | None:
+def place_elements(page: PageCandidates, records: list[tuple], template: set | frozenset,
+                   learned: Mapping[str, Collection[str]] | None = None) -> etree._Element | None:
     """``read_elements``'s records outside ``template`` into ``page``: its
     candidates, its ``<h2>``/``<h3>`` but those naming the page (``headings``),
     the headline's position (``plain["h1"]``); returns the headline (the
-    first ``<h1>`` with words outside the template, a shown one first)."""
+    first ``<h1>`` with words outside the template, a shown one first).
+
+    ``learned``: for each field, the places the site was learned to keep a
+    value in (``MetadataHints.fields``): a date there, just under the
+    headline (``LEARNED_NEAR``), is the page's even inside the template. A
+    thread's "Start date" link sits in a list of links the site's pages
+    share by their shape, and two posts of one day share their dateline's
+    words. Not an author (a one-author site's byline is the same on every
+    page), nor a date further down (a product's "Release date" in a box of
+    facts, a docs page's "last modified" in its footer)."""
     inside = _Inside(template)
+    learned = learned or {}
     title = _norm(page.plain.get("title", "")).lower()
     h1 = -1
     headline = None
     hidden_h1: tuple[int, etree._Element] | None = None
     for kind, order, el, a, b in records:
         if kind == CANDIDATE:
-            if not inside(el):
+            if not inside(el) or (a != "author" and 0 <= h1 < order <= h1 + LEARNED_NEAR
+                                  and b.key in learned.get(a, ())):
                 getattr(page, a).append(b)
             elif a == "author":
                 page.shared_author.append(b)
@@ -413,6 +426,11 @@ def place_elements(page: PageCandidates, records: list[tuple], template: set | f
         h1, headline = hidden_h1
     page.plain["h1"] = str(h1)
     return headline
+
+
+#: A date at a learned place inside the template is read this close after
+#: the headline (elements).
+LEARNED_NEAR = 20
 
 
 #: A heading of this many words or more that the page's <title> holds is

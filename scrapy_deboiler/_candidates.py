@@ -6,7 +6,7 @@ template, readers' comments and boxes of other pages' items."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from lxml import etree
@@ -113,7 +113,8 @@ def read_page(root: etree._Element, url: str = "") -> PageRead:
 
 def page_candidates(root: etree._Element, url: str = "", template: set | frozenset = frozenset(),
                     text: str | None = None, read_shown: bool = True,
-                    blocks: list | None = None, read: PageRead | None = None) -> PageCandidates:
+                    blocks: list | None = None, read: PageRead | None = None,
+                    learned: Mapping[str, Collection[str]] | None = None) -> PageCandidates:
     """Everything the page offers for each field (``PageCandidates``).
     ``template``: subtrees the site model takes for template; nothing in
     them is a candidate. ``text``: the page's clean text, if the caller has
@@ -122,14 +123,16 @@ def page_candidates(root: etree._Element, url: str = "", template: set | frozens
     under its headline): enough for ``summary`` (``page_summary``).
     ``blocks``: its text blocks outside the template (``page_blocks`` with
     ``hide``), where the caller has them: content mode's own. ``read``: the
-    page's ``read_page``, where it was read already (``Page.meta_read``)."""
+    page's ``read_page``, where it was read already (``Page.meta_read``).
+    ``learned``: the places the site keeps each field in
+    (``MetadataHints.fields``), read inside the template too."""
     if read is None:
         read = read_page(root, url)
     head = read.head
     page = PageCandidates(url=url, author=list(head.author), published=list(head.published),
                           modified=list(head.modified), plain=dict(head.plain), month_first=head.month_first)
     # The page's own elements, outside its template
-    headline = place_elements(page, read.records, template)
+    headline = place_elements(page, read.records, template, learned)
     u = url_day(url)
     if not read_shown:
         if u:

@@ -496,8 +496,10 @@ def clean_page(
             text = _PERMALINK_END.sub("", text)
         return text, html, tree_markdown(root, absolute_links(root, page.url)) if markdown else ""
 
-    candidates = _guarded(page, lambda: page_candidates(page.root, page.url, meta_template,
-                                                        read=read_of(page))) if metadata else None
+    hints = model.metadata_hints if model is not None else None
+    candidates = _guarded(page, lambda: page_candidates(page.root, page.url, meta_template, read=read_of(page),
+                                                        learned=hints.fields if hints else None)
+                          ) if metadata else None
     written = None
     if addresses is not None:
         # The subtrees are unlinked only while the page is written (C, no

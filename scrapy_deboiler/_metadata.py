@@ -350,8 +350,8 @@ def page_metadata(root: etree._Element, url: str = "", text: str | None = None,
     the template, where the caller has them (content mode). ``languages``:
     the language is left to that batch (``LanguageBatch.run`` writes it
     into the returned dict), for a caller that cleans pages in batches."""
-    page = candidates if candidates is not None else page_candidates(root, url, template, text, blocks=blocks,
-                                                                      read=read)
+    page = candidates if candidates is not None else page_candidates(
+        root, url, template, text, blocks=blocks, read=read, learned=hints.fields if hints else None)
     if text is not None:
         page.text = text
     plain = page.plain

@@ -311,3 +311,33 @@ def test_a_thread_s_author_and_date_are_its_first_post_s(all_replies):
                 assert (meta["author"], meta["published"]) == starters[url], (mode, url, meta)
             else:
                 assert meta["author"] is None and meta["published"] is None, (mode, url, meta)
+
+
+def test_a_dateline_the_site_s_pages_share_by_shape_still_dates_each_page():
+    """A board writes each thread's starter and start date under its title
+    in a list of links, which every thread page has: shared by its shape,
+    it is template. Two posts of one day share their whole dateline too.
+    The site learned that the place gives one day a page, different from
+    page to page: the day there is the page's. A date the template holds
+    far below the headline (a footer's "last modified") dates no page."""
+    pages = []
+    for t in range(6):
+        day = f"2025-04-{t // 2 + 10:02d}"  # two threads a day
+        posts = "".join(f'<article class="message"><p>{PROSE[:90 + 30 * k]} Thread {t}, reply {k}.</p></article>'
+                        for k in range(3))
+        pages.append((f"https://board.example/threads/topic-{t}.{400 + t}/", f"""<html lang="en"><head>
+<title>Topic {t} about wiring | Board</title></head><body><header><a href="/">Board</a>
+<a href="/forums">Forums</a> <a href="/whats-new">New posts</a></header>
+<div class="p-title"><h1>Topic number {t} about wiring a shed</h1></div>
+<div class="p-description"><ul class="listInline"><li><span class="u-srOnly">Thread starter</span>
+<a href="/members/user{t}.{t}/" class="username">user{t}</a></li><li><span class="u-srOnly">Start date</span>
+<a href="/threads/topic-{t}.{400 + t}/"><time class="u-dt" datetime="{day}T08:33:11-0400">{day}</time></a></li>
+</ul></div>{posts}<footer><p>Board rules apply.</p>
+<p class="updated">Rules last updated <time datetime="2025-01-0{t % 3 + 1}">Jan {t % 3 + 1}, 2025</time></p>
+<p>Board software 2.3</p></footer></body></html>"""))
+    for mode in ("content", "boilerplate"):
+        model, results = fit_and_clean(pages, mode=mode, metadata=True)
+        assert any("u-dt" in key for key in model.metadata_hints.fields["published"]), mode
+        got = [r.metadata["published"] for r in results]
+        assert got == [f"2025-04-{t // 2 + 10:02d}" for t in range(6)], mode
+        assert all(r.metadata["modified"] is None for r in results), mode
