@@ -198,7 +198,8 @@ def _choose_date(page: PageCandidates, hints: MetadataHints | None, f: str) -> C
     the page shows of those its structured data states; the byline's;
     structured data's; a date written beside the headline; the URL's; the
     page item's where shown. A page that states no publication date but a
-    last change shows that as its date: the publication date is that one."""
+    last change shows that as its date: the publication date is that one
+    (unless its structured data states an earlier publication)."""
     cands: list[Candidate] = getattr(page, f)
     learned = _from_hints(cands, hints, f)
     if learned is not None:
@@ -235,6 +236,11 @@ def _choose_date(page: PageCandidates, hints: MetadataHints | None, f: str) -> C
         # One field a post (a forum thread's): the first is the thread's.
         return structured[0], "first-post"
     if byline is not None and byline.value in other_structured:
+        if structured and structured[0] < byline.value:
+            # The page shows its last change only, and its structured data
+            # states an earlier publication: that is the publication (the
+            # shown day stays its ``modified``).
+            return structured[0], "structured+shown-change"
         return byline.value, "byline+other"
     shown = [v for v in structured if v in page.shown_days]
     if shown:

@@ -329,6 +329,22 @@ def test_a_line_that_gives_the_update_first_gives_the_publication_too():
         assert (m["published"], m["modified"]) == (day, changed), line
 
 
+def test_a_shown_day_that_is_the_last_change_leaves_the_publication_to_structured_data():
+    """A theme shows a post's last change as its date, and its JSON-LD
+    says so (``dateModified``) and gives the earlier publication: that is
+    ``published``, the shown day ``modified``. Without a stated
+    publication, the shown day is both."""
+    def page(ld: str) -> str:
+        return (f'<html><head><script type="application/ld+json">{{"@type": "BlogPosting", {ld}}}</script>'
+                f'</head><body><article><h1>Choosing a drip coffee maker</h1>'
+                f'<p class="post-date">January 1, 2026</p><p>{PROSE * 2}</p></article></body></html>')
+    m = meta_of(page('"datePublished": "2022-05-10T08:00:00Z", "dateModified": "2026-01-01T08:00:00Z"'),
+                "https://coffee.example/drip")
+    assert (m["published"], m["modified"]) == ("2022-05-10", "2026-01-01")
+    m = meta_of(page('"dateModified": "2026-01-01T08:00:00Z"'), "https://coffee.example/drip")
+    assert (m["published"], m["modified"]) == ("2026-01-01", "2026-01-01")
+
+
 def test_a_date_beside_a_headline_that_is_no_h1():
     # The theme keeps the site's logo in the <h1> and titles the post with an <h2>
     # (the <title>'s words): the date under the <h2> is the post's.
