@@ -394,13 +394,15 @@ def place_elements(page: PageCandidates, records: list[tuple], template: set | f
     first ``<h1>`` with words outside the template, a shown one first).
 
     ``learned``: for each field, the places the site was learned to keep a
-    value in (``MetadataHints.fields``): a date there, just under the
+    value in (``MetadataHints.inside``): a date there, just under the
     headline (``LEARNED_NEAR``), is the page's even inside the template. A
     thread's "Start date" link sits in a list of links the site's pages
     share by their shape, and two posts of one day share their dateline's
-    words. Not an author (a one-author site's byline is the same on every
-    page), nor a date further down (a product's "Release date" in a box of
-    facts, a docs page's "last modified" in its footer)."""
+    words. Not a date further down (a product's "Release date" in a box of
+    facts, a docs page's "last modified" in its footer). An author there is
+    the page's only where the place names other people on other pages (a
+    question's asker, in a box of a link and a score the site's posts share
+    by their shape; a one-author blog's byline is the same on every page)."""
     inside = _Inside(template)
     learned = learned or {}
     title = _norm(page.plain.get("title", "")).lower()
@@ -409,8 +411,8 @@ def place_elements(page: PageCandidates, records: list[tuple], template: set | f
     hidden_h1: tuple[int, etree._Element] | None = None
     for kind, order, el, a, b in records:
         if kind == CANDIDATE:
-            if not inside(el) or (a != "author" and 0 <= h1 < order <= h1 + LEARNED_NEAR
-                                  and b.key in learned.get(a, ())):
+            if not inside(el) or (b.key in learned.get(a, ()) and (
+                    a == "author" or 0 <= h1 < order <= h1 + LEARNED_NEAR)):
                 getattr(page, a).append(b)
             elif a == "author":
                 page.shared_author.append(b)

@@ -466,16 +466,23 @@ def clean_page(
         text, html, comments = select_content(page.root, skip=template, near=near, kept_out=kept,
                                                single=model is None, body_only=body_only, url=page.url,
                                                blocks_out=seen)
-        if fallback == "emptied":
+        # The site's blocks are judged as though its template were gone: on a
+        # page where that keeps nothing (a site's one page of another layout,
+        # which the model took nothing of: a docs chapter's 50 words), the
+        # page alone is judged, as without a model.
+        kept_nothing = model is not None and not found and not text.strip()
+        if fallback == "emptied" or kept_nothing:
             alone_kept: list | None = [] if markdown else None
             alone_seen: list | None = [] if metadata else None
             alone = select_content(page.root, kept_out=alone_kept, single=True, body_only=body_only, url=page.url,
                                    blocks_out=alone_seen)
-            if _emptied_content(text, alone[0], _own_heading(page.root, template)):
+            if alone[0].strip() if kept_nothing else _emptied_content(text, alone[0], _own_heading(page.root,
+                                                                                                    template)):
                 text, html, comments = alone
                 kept, dropped, removed, blocks, seen = alone_kept, [], 0, [], alone_seen
                 title = page_title(page.root, page.url)
-            else:  # the model took template only: a page of nav and a line
+                fallback = fallback or "no_model"
+            elif not kept_nothing:  # the model took template only: a page of nav and a line
                 fallback = ""
         meta = None
         if metadata:  # before Markdown's content_tree prunes the tree it reads (its <head> too)
@@ -498,7 +505,7 @@ def clean_page(
 
     hints = model.metadata_hints if model is not None else None
     candidates = _guarded(page, lambda: page_candidates(page.root, page.url, meta_template, read=read_of(page),
-                                                        learned=hints.fields if hints else None)
+                                                        learned=hints.inside() if hints else None)
                           ) if metadata else None
     written = None
     if addresses is not None:

@@ -111,6 +111,17 @@ class MetadataHints:
     fields: dict[str, list[str]] = field(default_factory=dict)
     avoid: dict[str, list[str]] = field(default_factory=dict)
     pages: int = 0
+    #: The learned author keys whose names differ from page to page (a
+    #: question's asker; not a one-author blog's byline): read inside the
+    #: template too (``inside``). Optional in the file: older ones lack it.
+    varied: list[str] = field(default_factory=list)
+
+    def inside(self) -> dict[str, list[str]]:
+        """The keys of each field read inside the template
+        (``_bylines.place_elements``): the learned dates' places, and the
+        authors' that vary."""
+        return {"published": self.fields.get("published", []), "modified": self.fields.get("modified", []),
+                "author": self.varied}
 
     def to_json(self) -> dict:
         return {
@@ -118,6 +129,7 @@ class MetadataHints:
             "pages": self.pages,
             "fields": {f: list(v) for f, v in sorted(self.fields.items()) if v},
             "avoid": {f: sorted(v) for f, v in sorted(self.avoid.items()) if v},
+            **({"varied": sorted(self.varied)} if self.varied else {}),
         }
 
     @classmethod
@@ -134,6 +146,10 @@ class MetadataHints:
                 if f not in _LEARNED or not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
                     raise ValueError(f"metadata hints: bad {name} entry {f!r}")
                 getattr(out, name)[f] = list(keys)
+        varied = data.get("varied") or []
+        if not isinstance(varied, list) or not all(isinstance(k, str) for k in varied):
+            raise ValueError("metadata hints: bad varied entry")
+        out.varied = list(varied)
         return out
 
     def __bool__(self) -> bool:

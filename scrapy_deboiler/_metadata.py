@@ -47,7 +47,7 @@ The language is the text's (``_language``), the declared ``lang`` a hint.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import date, timedelta
 from collections.abc import Iterable, Mapping
 from urllib.parse import urljoin
@@ -357,7 +357,7 @@ def page_metadata(root: etree._Element, url: str = "", text: str | None = None,
     the language is left to that batch (``LanguageBatch.run`` writes it
     into the returned dict), for a caller that cleans pages in batches."""
     page = candidates if candidates is not None else page_candidates(
-        root, url, template, text, blocks=blocks, read=read, learned=hints.fields if hints else None)
+        root, url, template, text, blocks=blocks, read=read, learned=hints.inside() if hints else None)
     if text is not None:
         page.text = text
     plain = page.plain
@@ -440,7 +440,9 @@ def learn_hints(pages: Iterable[PageCandidates | Mapping[str, list]]) -> Metadat
             if len(seen) < MIN_PAGES or len(once) < ONCE_SHARE * len(seen) or len(once) < MIN_PAGES:
                 continue
             distinct = len(set(once))
-            if f != "author" and distinct < DISTINCT_SHARE * len(once):
+            if f == "author" and distinct >= 2 and Counter(once).most_common(1)[0][1] < DISTINCT_SHARE * len(once):
+                hints.varied.append(key)  # no one name on half its pages
+            elif f != "author" and distinct < DISTINCT_SHARE * len(once):
                 continue
             good.append((_rank(source_of[key]), -len(once), key))
         hints.fields[f] = [key for _, _, key in sorted(good)]
@@ -452,6 +454,7 @@ def learn_hints(pages: Iterable[PageCandidates | Mapping[str, list]]) -> Metadat
     avoided = [_place(k) for keys in hints.avoid.values() for k in keys]
     for f, keys in hints.fields.items():
         hints.fields[f] = [k for k in keys if not any(_related(_place(k), a) for a in avoided)]
+    hints.varied = sorted(k for k in hints.varied if k in hints.fields["author"])
     return hints
 
 

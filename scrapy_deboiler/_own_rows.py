@@ -18,8 +18,8 @@ from ._signatures import SignedTree
 from ._text import text_chars
 
 __all__ = ["ENTRY_CHARS", "ENTRY_REACH", "ENTRY_REPEATS", "FIELD_CHARS", "FIELD_ROWS", "FIELD_SPREAD", "FIELD_VALUES",
-           "HEADLINE_CHARS", "HEADLINE_REACH", "own_headline", "own_parts", "own_rows", "row_fields",
-           "row_titles"]
+           "HEADLINE_CHARS", "HEADLINE_REACH", "SHAPE_HEADLINE_CHARS", "own_headline", "own_parts", "own_rows",
+           "row_fields", "row_titles"]
 
 _WORD = re.compile(r"\w")
 #: Elements that may hold a row's title link alone.
@@ -38,6 +38,9 @@ _ENTRY_TAGS = frozenset(("li", "article"))
 #: most text a headline holds (``own_headline``).
 HEADLINE_REACH = 3
 HEADLINE_CHARS = 300
+#: A structure-only match holding the headline holds this much text or
+#: less (the headline's header: a byline, buttons, a share bar).
+SHAPE_HEADLINE_CHARS = 600
 #: A row's field (``row_fields``): this many characters of text or fewer (a
 #: company, a place, a brand; not a teaser).
 FIELD_CHARS = 80
@@ -266,7 +269,15 @@ def own_headline(signed: SignedTree, found: list[int], rare: Callable[[str], boo
     with its ``<h1>``, and not rare."""
     out = set()
     chars = signed.chars
+    shapes = signed.shapes
     for i in found:
+        if i in shapes and chars[i] <= SHAPE_HEADLINE_CHARS:
+            # A structure-only match: the page's header (its <h1>, a byline,
+            # "Print" and share buttons) has the same tags on every post,
+            # and a question's <h1> is one link (``_shape_headline``).
+            if _shape_headline(signed, i, rare):
+                out.add(i)
+            continue
         if chars[i] > HEADLINE_CHARS:
             continue  # (most entries: a menu, a footer)
         el = signed.element(i)
@@ -284,6 +295,27 @@ def own_headline(signed: SignedTree, found: list[int], rare: Callable[[str], boo
                 break
             node = node.getparent()
     return out
+
+
+def _shape_headline(signed: SignedTree, i: int, rare: Callable[[str], bool]) -> bool:
+    """Whether structure-only entry ``i`` holds an ``<h1>`` (or is one)
+    whose words few of the site's pages share: the entries inside the
+    ``<h1>`` signed by their text are all ``rare`` (a site's name in an
+    ``<h1>`` on every page is not). A post's header of a headline, a
+    byline and share buttons had matched by its tags alone, and boilerplate
+    and content mode lost every post's headline, author and date."""
+    el = signed.element(i)
+    h1 = el if el.tag == "h1" else next(el.iter("h1"), None)
+    if h1 is None:
+        return False
+    starts, shapes, signatures = signed.starts, signed.shapes, signed.signatures
+    j = i
+    if h1 is not el:
+        j = next((k for k in range(starts[i], i) if signed.element(k) is h1), -1)
+        if j < 0:
+            return False  # an <h1> without text: not signed
+    own = [k for k in range(starts[j], j + 1) if k not in shapes]
+    return bool(own) and all(rare(signatures[k]) for k in own)
 
 
 def row_titles(entries: list[tuple[int, etree._Element]]) -> set[etree._Element]:

@@ -235,3 +235,32 @@ def test_a_term_keeps_its_label_over_a_value_other_pages_share(mode):
         text = clean_page(Page(htmls[k], pages[k][0]), model, mode=mode).text
         lines = text.splitlines()
         assert "Cost" in lines and lines[lines.index("Cost") + 1] == costs[k % 3], (k, mode, lines)
+
+
+def test_a_page_the_model_takes_nothing_of_and_keeps_nothing_of_is_judged_alone(monkeypatch):
+    """Content mode's site model judges a page's blocks as though its
+    template were gone. On a page it took nothing of (a docs chapter's 50
+    words beside a table of contents, on a "site" of four pages of three
+    layouts), that kept nothing: the page is then judged alone, as without
+    a model (``fallback`` "no_model"). Where the model did take the page's
+    template, an empty result stands (an archive page of links only).
+    The site model's verdict "nothing" is forced here: which pages the
+    trained model empties is not the point."""
+    import scrapy_deboiler._clean as clean_module
+
+    real = clean_module.select_content
+
+    def site_keeps_nothing(root, *args, single=False, **kwargs):
+        text, html, comments = real(root, *args, single=single, **kwargs)
+        return (text, html, comments) if single else ("", "", "")
+
+    pages = [(u, h) for u, h, _ in site_pages("a.example", 8)]
+    model, _ = fit_and_clean(pages, mode="content")
+    monkeypatch.setattr(clean_module, "select_content", site_keeps_nothing)
+    other = "<html><body><div class='chapter'><h2>Chapter 11</h2><p>" + "Indexes make reads fast. " * 8 + \
+        "</p></div></body></html>"
+    alone = clean_page(Page(other, "https://example.com/docs/ch11.html"), model, mode="content")
+    assert alone.fallback == "no_model" and alone.text.startswith("Chapter 11") and alone.removed == 0
+    url, html = pages[0]
+    templated = clean_page(Page(html, url), model, mode="content")
+    assert templated.removed > 0 and templated.text == "" and templated.fallback == ""

@@ -382,3 +382,53 @@ async def test_an_archive_s_rows_keep_the_titles_other_pages_boxes_link(tmp_path
         assert f"{title} · {day}" in lines, (title, lines)
     for template in TEMPLATE:
         assert template not in archive["clean_text"], template
+
+
+def posts_with_a_button_header() -> tuple[dict[str, str], dict[str, tuple[str, str, str]]]:
+    """Posts whose header holds the headline, a byline, "Jump to recipe" and
+    "Print" buttons and a share bar: mostly links, the same tags on every
+    post, so a structure-only match of the site's template."""
+    import random
+
+    rng = random.Random("header")
+    authors = ["Teodor Ilic", "Marit Olsen", "Grace Obi"]
+    pages, truth = {}, {}
+    for k in range(12):
+        title, author, day = f"{sentence(rng, 4)[:-1]} number {k}", authors[k % 3], f"2024-03-{k + 1:02d}"
+        main = (f"<article class='post'><header class='entry-header'><h1 class='entry-title'>{title}</h1>"
+                f"<div class='entry-meta'><span class='byline'>By <a rel='author' href='/author/{k % 3}/'>"
+                f"{author}</a></span> &middot; Published <time class='published' datetime='{day}'>{day}</time>"
+                "</div><div class='buttons'><a href='#recipe' class='btn'>Jump to Recipe</a> "
+                "<a href='#print' class='btn'>Print Recipe</a></div><div class='share'><a href='#'>Pin it</a> "
+                "<a href='#'>Share on Facebook</a> <a href='#'>Email this recipe</a></div></header>"
+                f"<div class='entry-content'><p>{sentence(rng, 40)}</p><p>{sentence(rng, 30)}</p></div></article>")
+        pages[f"/posts/{k:02d}"] = _template("crumb.test", title, main, rng)
+        truth[f"/posts/{k:02d}"] = (title, author, day)
+    return pages, truth
+
+
+@pytest.mark.parametrize("mode", ["content", "boilerplate"])
+@pytest_twisted.ensureDeferred
+async def test_a_post_header_of_buttons_keeps_its_headline_byline_and_date(tmp_path, mode):
+    """The header matched on its tags alone, and a new user's recipe blog
+    lost every post's headline (``clean_title`` was the site's name), author
+    and date in both modes. A structure-only match holding an ``<h1>`` of
+    the page's own words is not removed whole: its buttons and share bar
+    go, the headline and byline stay."""
+    pages, truth = posts_with_a_button_header()
+    links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in sorted(pages))
+    served = {**pages, "/": f"<html><body><ul>{links}</ul></body></html>"}
+    port = reactor.listenTCP(0, Site(Pages(served)), interface="127.0.0.1")
+    try:
+        crawler, items = await crawl(tmp_path, [f"http://127.0.0.1:{port.getHost().port}/"],
+                                     DEBOILER_MIN_PAGES=len(pages), DEBOILER_MODE=mode, DEBOILER_METADATA=True,
+                                     spider_kwargs={"follow": "/posts/"})
+    finally:
+        close(port)
+    check_all_items_reached_the_feed(crawler, items)
+    for item in items:
+        title, author, day = truth["/" + item["url"].split("/", 3)[3]]
+        assert item["deboiler"]["model"] == "fitted", item["deboiler"]
+        assert item["clean_title"] == title, (mode, item["clean_title"])
+        assert title in item["clean_text"] and "Share on Facebook" not in item["clean_text"], (mode, item["clean_text"])
+        assert (item["page_metadata"]["author"], item["page_metadata"]["published"]) == (author, day), mode
