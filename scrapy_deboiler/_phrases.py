@@ -54,6 +54,8 @@ def mid_sentence(el: etree._Element) -> bool:
     while (parent is not None and parent.tag in PHRASE_TAGS and not (parent.text or "").strip()
            and len(parent) == 1 and not (el.tail or "").strip()):
         el, parent = parent, parent.getparent()
+    if _glued(el):
+        return True
     tail = (el.tail or "").strip()
     if not tail or not (_WORD.search(tail) or tail[0] in ",.;:!?)"):
         return False
@@ -63,6 +65,40 @@ def mid_sentence(el: etree._Element) -> bool:
     before = (prev.tail or "") + ("".join(prev.itertext()) if phrase(prev) else "") if prev is not None \
         else (el.getparent().text or "") if el.getparent() is not None else ""
     return bool(_WORD.search(before))
+
+
+#: Characters that part the items of a menu, a breadcrumb or a list of tags
+#: written side by side.
+_SEPARATORS = frozenset("»›>|/·•–—,;:")
+
+
+def _glued(el: etree._Element) -> bool:
+    """Whether a text-level element is part of a token with what stands
+    right beside it, no space between: an API signature's
+    "fn<span>(</span><em>source</em>", a price's "<span>£</span>30,000".
+    Removing it left "fn," and "30,000" (a new user's docs and job board)."""
+    text = "".join(el.itertext())
+    if not text.strip():
+        return False
+    prev, parent = el.getprevious(), el.getparent()
+    if prev is not None:
+        before = prev.tail or ("".join(prev.itertext()) if phrase(prev) else "")
+    else:
+        before = (parent.text or "") if parent is not None else ""
+    after = el.tail or ""
+    nxt = el.getnext()
+    if not after and nxt is not None and phrase(nxt):
+        after = "".join(nxt.itertext())
+    return (bool(before) and _joins(before[-1], text[0])) or (bool(after) and _joins(text[-1], after[0]))
+
+
+def _joins(a: str, b: str) -> bool:
+    """Whether two characters side by side are one token's: no space, one
+    of them a mark ("(", ".", "£"), neither a list's separator. Letters and
+    digits side by side are fields a page lays out apart ("Jeet Banerjee"
+    and "09-04-2012", "56" and "comments"), and "business," a tag list's."""
+    return not (a.isspace() or b.isspace() or (a.isalnum() and b.isalnum())
+                or a in _SEPARATORS or b in _SEPARATORS)
 
 
 #: Elements that label what follows them: headings and a definition's term.

@@ -159,12 +159,25 @@ def layout_table(table: etree._Element, image_rows: bool = False) -> bool:
     infobox's picture and its caption); a table inside is layout all the
     same."""
     if not image_rows:
-        return any(isinstance(el.tag, str) and el.tag in _LAYOUT_TAGS for el in table.iterdescendants())
+        return any(isinstance(el.tag, str) and el.tag in _LAYOUT_TAGS and not _cell_paragraph(el)
+                   for el in table.iterdescendants())
     for row in table.iter("tr"):
-        blocks = [el.tag for el in row.iterdescendants() if isinstance(el.tag, str) and el.tag in _LAYOUT_TAGS]
+        blocks = [el.tag for el in row.iterdescendants()
+                  if isinstance(el.tag, str) and el.tag in _LAYOUT_TAGS and not _cell_paragraph(el)]
         if "table" in blocks or (blocks and next(row.iter("img"), None) is None):
             return True
     return False
+
+
+def _cell_paragraph(el: etree._Element) -> bool:
+    """Whether ``el`` is a ``<p>`` that is all its cell holds: Sphinx
+    (docutils) writes every cell's value so (``<td><p>bool</p></td>``), a
+    grid of data all the same, not a page laid out."""
+    if el.tag != "p":
+        return False
+    cell = el.getparent()
+    return (cell is not None and cell.tag in ("td", "th") and len(cell) == 1
+            and not (cell.text or "").strip() and not (el.tail or "").strip())
 
 
 def pre_text(pre: etree._Element, leave_out: frozenset[str] = frozenset(),

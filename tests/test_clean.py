@@ -131,6 +131,29 @@ def test_shared_words_inside_a_pages_own_sentence_stay():
         assert r.text.count("About us") == 1  # the menu's is gone
 
 
+def test_shared_parts_of_a_token_stay_in_boilerplate_mode():
+    """An API page writes each signature in spans ("fn<span>(</span><em>
+    source</em>, ..."), a job board its salary as "<span>£</span>30,000":
+    the parentheses, the parameters' names and the pound sign are on
+    every page. Boilerplate mode removed them ("fn,", "30,000"): a
+    text-level element glued to the text beside it is part of a token.
+    The menu's links, side by side with separators, still go."""
+    def extra(i: int) -> str:
+        return (f'<dl><dt><span class="pre">pkg.mod{i}.</span><span class="name">run_{i}</span>'
+                '<span class="paren">(</span><em class="param">source</em>, <em class="param">strict</em>'
+                f'<span class="paren">)</span></dt><dd><p>Runs job {i}.</p></dd></dl>'
+                f'<p>Salary: <span class="cur">£</span>{30 + i},000 a year.</p>'
+                '<p class="crumbs"><a href="/">Home</a>»<a href="/api">API</a>»' + f"page {i}</p>")
+    pages = [(u, h.replace("</article>", extra(i) + "</article>"))
+             for i, (u, h, _) in enumerate(site_pages("api.example", 6))]
+    _, results = fit_and_clean(pages)
+    for i, r in enumerate(results):
+        lines = r.text.splitlines()
+        assert f"pkg.mod{i}.run_{i}(source, strict)" in lines, lines
+        assert f"Salary: £{30 + i},000 a year." in lines
+        assert f"page {i}" in r.text and "Home" not in r.text
+
+
 def test_a_shared_link_wrapped_in_emphasis_is_still_inside_its_sentence():
     # A five-page fit shared the forum's <a> alone, not the <strong> around it:
     # "by <strong><a>lucia_dev</a></strong> » Sun" became "by » Sun".
@@ -190,6 +213,29 @@ def test_a_data_tables_header_row_and_label_column_stay(mode):
     assert "Member services" not in result.text and "Opening hours" not in result.text
     if mode == "boilerplate":
         assert "Today's puzzle is number 2." in lines
+
+
+def test_a_sphinx_table_whose_cells_are_paragraphs_keeps_its_header_and_values():
+    """Sphinx (docutils) writes every cell's value in a ``<p>``; a table of
+    cells holding paragraphs read as a page's layout, so its shared cells
+    went one by one: the header row on every page, "bool" where another
+    page had a "bool" too. A new user's docs kept 0 of 16 header rows and
+    32 of 55 rows whole in boilerplate mode, their cells shifted."""
+    pages = site_pages("docs.example", 8)
+    types = ["bool", "int", "str"]
+
+    def table(k: int) -> str:
+        rows = "".join(f"<tr><td><p><code>option_{k}_{r}</code></p></td><td><p>{types[(k + r) % 3]}</p></td>"
+                       f"<td><p>What option {r} of page {k} changes.</p></td></tr>" for r in range(3))
+        return ('<table class="docutils"><thead><tr><th class="head"><p>Option</p></th><th class="head"><p>Type</p>'
+                f"</th><th class='head'><p>Description</p></th></tr></thead><tbody>{rows}</tbody></table>")
+    htmls = [h.replace("</article>", table(k) + "</article>") for k, (_, h, _) in enumerate(pages)]
+    model = SiteModel.fit([Page(h, u) for (u, _, _), h in zip(pages, htmls)])
+    result = clean_page(Page(htmls[2], pages[2][0]), model, mode="boilerplate")
+    lines = result.text.splitlines()
+    start = lines.index("Option")
+    assert lines[start:start + 12] == ["Option", "Type", "Description"] + [
+        part for r in range(3) for part in (f"option_2_{r}", types[(2 + r) % 3], f"What option {r} of page 2 changes.")]
 
 
 def test_an_infobox_with_a_picture_keeps_its_labels_in_both_modes():
