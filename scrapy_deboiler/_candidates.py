@@ -181,6 +181,8 @@ NEAR_WORDS = 15
 _SUBHEADS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 #: Headings of one level just after the headline that make it a list.
 LIST_HEADINGS = 3
+#: ... or this many, each a link.
+LINKED_LIST_HEADINGS = 2
 
 
 def _not_joined(text: str, days: list[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -240,14 +242,20 @@ def _near_headline(blocks: list, at: int, month_first: bool) -> tuple[str, bool,
     the ``<h1>``, write its date beside that heading (WCXB dev: 3 more
     pages' dates right, 4 more pages without a gold date given one, 15.1
     to 15.5 %). Not past the first of a run of ``LIST_HEADINGS`` headings
-    of one level: a listing's first entry dated its category page."""
+    of one level (``LINKED_LIST_HEADINGS`` that are links): a listing's
+    first entry dated its category page."""
     after = blocks[at + 1:at + 1 + NEAR_AFTER]
     # A date under the first of a run of headings is that entry's (a
     # listing's first, under the category's <h1>), not the headline's.
     tags = [b.tag if type(b) is _TableBlock else b.element.tag for b in after]
     cut = next((k for k, t in enumerate(tags) if t in _SUBHEADS), len(after))
-    if cut == len(after) or tags.count(tags[cut]) < LIST_HEADINGS:
-        cut = len(after)
+    if cut < len(after):
+        run = [b for b, t in zip(after, tags) if t == tags[cut]]
+        # Headings that are links each name another page: two make a list
+        # (a category's second page of two recipe cards).
+        linked = all(10 * b.link_chars >= 9 * len(b.text) for b in run)
+        if len(run) < (LINKED_LIST_HEADINGS if linked else LIST_HEADINGS):
+            cut = len(after)
     chosen = [b for b in after[:cut] if b.words <= NEAR_WORDS]
     text = "\n".join(b.text for b in chosen)[:NEAR_CHARS]
     days = _not_joined(text, find_days(text, month_first, limit=3))

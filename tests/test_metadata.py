@@ -294,12 +294,15 @@ def test_a_date_beside_the_headline_without_markup():
 
 
 def test_a_listing_s_first_entry_dates_no_page_but_a_subtitle_does_not_hide_the_date():
-    # Under a category's <h1>, the first teaser's date is that teaser's.
-    teasers = "".join(f"<div class='teaser'><h2><a href='/a/{k}'>Landtag debattiert Thema {k}</a></h2>"
-                      f"<p class='teaser-meta'>{k + 20}. März 2025 · Sabine Krüger</p><p>{PROSE}</p></div>"
-                      for k in range(4))
-    listing = f"<html lang='de'><body><main><h1>Politik</h1><p>Aktuelle Nachrichten.</p>{teasers}</main></body></html>"
-    assert meta_of(listing, "https://zeitung.example/kategorie/politik?page=2")["published"] is None
+    # Under a category's <h1>, the first teaser's date is that teaser's; two
+    # teasers whose headings are links make a list too (a category's last page).
+    for n in (4, 2):
+        teasers = "".join(f"<div class='teaser'><h2><a href='/a/{k}'>Landtag debattiert Thema {k}</a></h2>"
+                          f"<p class='teaser-meta'>{k + 20}. März 2025 · Sabine Krüger</p><p>{PROSE}</p></div>"
+                          for k in range(n))
+        listing = (f"<html lang='de'><body><main><h1>Politik</h1><p>Aktuelle Nachrichten.</p>{teasers}</main>"
+                   "</body></html>")
+        assert meta_of(listing, "https://zeitung.example/kategorie/politik?page=2")["published"] is None, n
     # An article's one subtitle under its headline: its date is still found.
     article = ("<html><body><article><h1>Small adventures with small models</h1><h2>What a laptop can do</h2>"
                "<p>December 16, 2025</p><p>" + PROSE * 2 + "</p><h2>Results</h2><p>" + PROSE + "</p>"
