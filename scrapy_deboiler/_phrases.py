@@ -179,6 +179,9 @@ def list_entries(elements: list[etree._Element]) -> set[etree._Element]:
                         mine += 1
                     else:
                         own += 1
-            if own > mine:
+            # A list the site's pages do not share whole, of values: the
+            # page's own choice of them (a job's benefits, four of a board's
+            # seven phrases), however many other pages hold each.
+            if own + mine >= 2:
                 entries.add(el)
     return entries

@@ -310,3 +310,27 @@ def test_a_page_the_model_takes_nothing_of_and_keeps_nothing_of_is_judged_alone(
     url, html = pages[0]
     templated = clean_page(Page(html, url), model, mode="content")
     assert templated.removed > 0 and templated.text == "" and templated.fallback == ""
+
+
+@pytest.mark.parametrize("mode", ["boilerplate", "content"])
+def test_a_list_of_shared_values_in_a_combination_of_its_own_stays(mode):
+    """Each job lists its benefits, a few of a board's seven phrases: every
+    entry is on other pages, the list as a whole is not. A new user's job
+    board lost all 220 benefits in both modes. A list the pages share whole
+    still goes, and so does an entry that links (a menu's)."""
+    perks = ["Cycle to work scheme", "Four-day week trial", "Free parking on site", "Matched pension up to 6%",
+             "25 days holiday", "Private health cover", "Remote Fridays"]
+    rng = random.Random("perks")
+    chosen = [rng.sample(perks, 3 + k % 3) for k in range(8)]
+    pages = []
+    for k, (u, h, _) in enumerate(site_pages("jobs.example", 8)):
+        own = "".join(f"<li>{p}</li>" for p in chosen[k])
+        pages.append((u, h.replace("</article>", f"<h2>Benefits</h2><ul>{own}</ul></article>")
+                      .replace("</body>", "<ul class='help'><li>Help centre hours 9 to 5</li>"
+                               "<li>Call us on 0100 000 000</li></ul></body>")))
+    _, results = fit_and_clean(pages, mode=mode)
+    for k, r in enumerate(results):
+        lines = r.text.splitlines()
+        start = lines.index("Benefits")
+        assert lines[start + 1:start + 1 + len(chosen[k])] == chosen[k], (mode, lines[start:])
+        assert "Help centre hours 9 to 5" not in lines
