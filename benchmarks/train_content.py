@@ -146,6 +146,16 @@ def load(path: str, min_site_pages: int, variants: bool = False):
                                        [b.near and box_title(b.element) for b in b2])
             head = headline(rows)
             title = p.root.findtext(".//title") or ""
+            if model is not None and not boilerplate_of(p, model, content=True)[0]:
+                # clean_page judges alone a page the model took nothing of
+                # where the site's judgement keeps nothing: its view alone.
+                b2, rows2, keys2, container2, tree2 = page_view(p, None)
+                extra["alone"] = ((np.array(rows2).reshape(len(b2), FEATURE_COUNT), [b.text for b in b2], keys2,
+                                   container2, tree2, [b.element.tag for b in b2], table_spans(b2),
+                                   [shown_text(b) for b in b2], [head_kind(b) for b in b2],
+                                   [navigation_kind(b) for b in b2], [b.near for b in b2],
+                                   [b.near and box_title(b.element) for b in b2]),
+                                  body_flags(b2, [True] * len(b2), title))
             pages.append((site, r["id"], rows,
                           [1.0 if k == head else label(b.text, norm, bag) for k, b in enumerate(blocks)],
                           [b.text for b in blocks], weights(blocks), keys, container, extra,
@@ -434,6 +444,10 @@ def main() -> None:
                             scores_out.write(json.dumps({"id": p[1], "texts": p[4], "scores": scores}) + "\n")
                         # As body_flags: a page of nothing but headline, byline and captions keeps them.
                         body = "\n".join(t for t, k, b in zip(p[13], flags, p[9]) if k and b) or text
+                        if not text.strip() and "alone" in p[8]:
+                            view, body_mask = p[8]["alone"]
+                            text, _, flags = kept_text(model, *view)
+                            body = "\n".join(t for t, k, b in zip(view[7], flags, body_mask) if k and b) or text
                         out.write(json.dumps({"id": p[1], "clean_text": text, "body_text": body}) + "\n")
                         for name, f in extra_out.items():
                             if name in p[8]:
