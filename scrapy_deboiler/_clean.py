@@ -14,15 +14,16 @@ from lxml import etree
 
 from ._content import _is_hidden, select_content
 from ._content_html import absolute_links
+from ._data_tables import outside_data_tables
 from ._limits import DEFAULT_LIMITS, Limits, Skip, check_page
 from ._loading import empty_root, parse_html
 from ._markdown import content_tree, tree_markdown
 from ._model import SiteModel
-from ._own_rows import own_headline, own_parts, own_rows, row_fields, row_titles
+from ._own_rows import own_headline, own_parts, own_rows, row_fields, row_titles, second_copies
 from ._phrases import list_entries, mid_sentence, phrase, section_labels
 from ._signatures import DEFAULT_SCHEME, SignatureScheme, SignedTree, sign_tree
 from ._text import drop as _drop
-from ._text import chars, layout_table, text_chars, tree_text
+from ._text import tree_text
 from ._candidates import PageRead, read_page
 from ._language import LanguageBatch
 from ._metadata import page_candidates, page_metadata, page_summary
@@ -185,80 +186,6 @@ def outermost(signed: SignedTree, signatures: frozenset[str] | set[str],
     return found
 
 
-#: A cell holding more text than this (characters, whitespace left out) is
-#: running text: its table lays out a page, old-style, without the block
-#: tags ``_text.layout_table`` looks for.
-_LONG_CELL = 200
-
-
-def _data_table(table: etree._Element, found: list[etree._Element]) -> bool:
-    """Whether ``table`` is a grid of data whose shared parts (``found``,
-    the entries inside it) are its header row and label column: not a
-    layout table (block tags or a cell of running text inside), two or
-    more rows of two or more cells, not mostly links, not a month's
-    calendar, and with a row of its own text. A table whose rows all match
-    (a calendar, a table of links) is template even when its caption
-    changes from page to page."""
-    if layout_table(table, image_rows=True):  # an infobox's picture and caption are no layout
-        return False
-    grid = days = 0
-    rows = list(table.iter("tr"))
-    for row in rows:
-        cells = [c for c in row if c.tag in ("td", "th")]
-        grid += len(cells) >= 2
-        for cell in cells:
-            text = "".join(cell.itertext())
-            if chars(text) > _LONG_CELL:
-                return False
-            text = text.strip()
-            days += text.isdigit() and len(text) <= 2
-    if grid < 2 or days >= 28:
-        return False
-    if 2 * sum(text_chars(a) for a in table.iter("a")) > text_chars(table):
-        return False
-    inside = set(found)
-    for row in rows:
-        if _in_any(row, inside, table):
-            continue
-        own = text_chars(row) - sum(text_chars(el) for el in row.iterdescendants() if el in inside)
-        if own > 0:
-            return True
-    return False
-
-
-def _in_any(el: etree._Element, elements: set, stop: etree._Element) -> bool:
-    """Whether ``el`` or an ancestor below ``stop`` is one of ``elements``
-    (a row inside a shared ``tbody``)."""
-    while el is not None and el is not stop:
-        if el in elements:
-            return True
-        el = el.getparent()
-    return False
-
-
-def _outside_data_tables(signed: SignedTree, found: list[int]) -> list[int]:
-    """``found`` without the entries inside a data table (``_data_table``).
-    A table's header row and label column are the same on every page of a
-    site, so they matched as template, and removing them left numbers
-    without their names ("2100 20.0%" for "North 2100 20.0%"). A data table
-    is kept or removed as a whole."""
-    if not found:
-        return found
-    tables: dict[etree._Element, list[int]] = {}
-    free = []
-    for i, table in zip(found, signed.tables(found)):
-        if table is None:
-            free.append(i)
-        else:
-            tables.setdefault(table, []).append(i)
-    if not tables:
-        return found
-    for table, entries in tables.items():
-        if not _data_table(table, [signed.element(i) for i in entries]):
-            free.extend(entries)
-    return sorted(free, reverse=True)  # outermost's order: last first
-
-
 def _whole_page(signed: SignedTree, found: list[int]) -> set[int]:
     """The structure-only entries of ``found`` that are the page: its root
     or body, or holding most of its text (``WHOLE_PAGE_SHARE``). Twenty
@@ -297,7 +224,9 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
         while more := own_parts(signed, found, rows, rare):
             spared |= more
             found = outermost(signed, signatures, spared)
-    found = _outside_data_tables(signed, found)
+    if rare is not None and (copies := second_copies(signed, found)):
+        found = [i for i in found if i not in copies]  # a section index's list, copied in the sidebar
+    found = outside_data_tables(signed, found)
     in_text = phrase if phrases else mid_sentence
     entries = [(i, e) for i in found if not in_text(e := signed.element(i))]
     elements = [e for _, e in entries]

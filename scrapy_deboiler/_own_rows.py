@@ -17,9 +17,9 @@ from lxml import etree
 from ._signatures import SignedTree
 from ._text import text_chars
 
-__all__ = ["ENTRY_CHARS", "ENTRY_REACH", "ENTRY_REPEATS", "FIELD_CHARS", "FIELD_ROWS", "FIELD_SPREAD", "FIELD_VALUES",
-           "HEADLINE_CHARS", "HEADLINE_REACH", "SHAPE_HEADLINE_CHARS", "own_headline", "own_parts", "own_rows",
-           "row_fields", "row_titles"]
+__all__ = ["COPY_CHARS", "ENTRY_CHARS", "ENTRY_REACH", "ENTRY_REPEATS", "FIELD_CHARS", "FIELD_ROWS", "FIELD_SPREAD",
+           "FIELD_VALUES", "HEADLINE_CHARS", "HEADLINE_REACH", "SHAPE_HEADLINE_CHARS", "own_headline", "own_parts",
+           "own_rows", "row_fields", "row_titles", "second_copies"]
 
 _WORD = re.compile(r"\w")
 #: Elements that may hold a row's title link alone.
@@ -38,6 +38,9 @@ _ENTRY_TAGS = frozenset(("li", "article"))
 #: most text a headline holds (``own_headline``).
 HEADLINE_REACH = 3
 HEADLINE_CHARS = 300
+#: A second copy on a page of a subtree its template holds is the page's
+#: own with this much text or more (``second_copies``).
+COPY_CHARS = 40
 #: A structure-only match holding the headline holds this much text or
 #: less (the headline's header: a byline, buttons, a share bar).
 SHAPE_HEADLINE_CHARS = 600
@@ -77,7 +80,7 @@ def own_rows(signed: SignedTree, found: list[int], share: float,
     and their threads' "Similar topics" boxes the topics' titles: a new
     user's board lost every title. A box of other pages' items beside an
     article holds less text than the article; a table's rows are
-    ``_clean._outside_data_tables``' business. (Most pages' matches are
+    ``_data_tables.outside_data_tables``' business. (Most pages' matches are
     all the site's template: they are walked no further, 0.25 ms a page.)"""
     lists: dict[etree._Element, tuple[tuple, set[int]]] = {}
     sigs = signed.signatures
@@ -316,6 +319,46 @@ def _shape_headline(signed: SignedTree, i: int, rare: Callable[[str], bool]) -> 
             return False  # an <h1> without text: not signed
     own = [k for k in range(starts[j], j + 1) if k not in shapes]
     return bool(own) and all(rare(signatures[k]) for k in own)
+
+
+def second_copies(signed: SignedTree, found: list[int]) -> list[int]:
+    """The entries of ``found`` (outermost matches) that repeat, on this
+    page, a subtree inside another match: a docs section's index lists its
+    pages as the sidebar's tree does, every page has that tree, and the
+    index lost its own list. Only a copy of text (not a shape), of
+    ``COPY_CHARS`` or more."""
+    if len(found) < 2:
+        return []
+    signatures, starts, chars, shapes = signed.signatures, signed.starts, signed.chars, signed.shapes
+    inner: set[str] = set()
+    for k in found:
+        inner.update(signatures[starts[k]:k])
+    out = []
+    for i in found:
+        if signatures[i] in inner and i not in shapes and chars[i] >= COPY_CHARS:
+            el = signed.element(i)
+            if el.tag in ("ul", "ol", "dl") and _under_headline(el):
+                out.append(i)
+    return out
+
+
+def _under_headline(el: etree._Element) -> bool:
+    """Whether ``el`` follows an ``<h1>`` in the h1's own section (its
+    parent or grandparent, below ``<body>``): a section index's list, not a
+    second copy of a menu (a mobile one) elsewhere on the page."""
+    ancestors = set(el.iterancestors())
+    for h1 in el.getroottree().iter("h1"):
+        node = h1
+        for _ in range(2):
+            child, node = node, node.getparent()
+            if node is None or node.tag in ("body", "html"):
+                break
+            if node in ancestors:
+                holder = next(a for a in [el, *el.iterancestors()] if a.getparent() is node)
+                if node.index(child) < node.index(holder):
+                    return True
+                break
+    return False
 
 
 def row_titles(entries: list[tuple[int, etree._Element]]) -> set[etree._Element]:

@@ -334,3 +334,38 @@ def test_a_list_of_shared_values_in_a_combination_of_its_own_stays(mode):
         start = lines.index("Benefits")
         assert lines[start + 1:start + 1 + len(chosen[k])] == chosen[k], (mode, lines[start:])
         assert "Help centre hours 9 to 5" not in lines
+
+
+def test_a_section_index_keeps_its_list_that_the_sidebar_copies_in_boilerplate_mode():
+    """A docs site's sidebar shows every section's pages on every page; a
+    section's index lists its own pages under its headline, the very same
+    list. It matched the sidebar's copy and a new user's docs lost every
+    index's list (0 of 24). A second copy on a page, under its headline, of
+    a list inside the template is the page's; a mobile copy of the menu
+    elsewhere on the page is not."""
+    sections = {s: [f"{s.title()} topic {k}: {w}" for k, w in enumerate(("themes", "tokens", "caches", "hooks"))]
+                for s in ("install", "guide", "howto")}
+    tree = "".join(f"<li><a href='/{s}/'>{s.title()}</a><ul>"
+                   + "".join(f"<li><a href='/{s}/{k}/'>{t}</a></li>" for k, t in enumerate(topics)) + "</ul></li>"
+                   for s, topics in sections.items())
+    menu = "<ul><li>Docs home page and search</li><li>Release notes and changes</li><li>Community forum and chat</li></ul>"
+    rng = random.Random("docs")
+
+    def page(path: str, title: str, own: str) -> tuple[str, str]:
+        return (f"https://docs.example{path}", f"<html><body><nav class='side'>{menu}<ul>{tree}</ul></nav>"
+                f"<div class='content'><h1>{title}</h1><p>{sentence(rng, 20)}</p>{own}</div>"
+                f"<div class='mobile'>{menu}</div><footer><p>Built with a static site generator.</p></footer>"
+                "</body></html>")
+    pages = []
+    for s, topics in sections.items():
+        listing = "<ul>" + "".join(f"<li><a href='/{s}/{k}/'>{t}</a></li>" for k, t in enumerate(topics)) + "</ul>"
+        pages.append(page(f"/{s}/", s.title(), listing))
+        pages += [page(f"/{s}/{k}/", t, f"<p>{sentence(rng, 40)}</p>") for k, t in enumerate(topics)]
+    _, results = fit_and_clean(pages)
+    for (url, _), r in zip(pages, results):
+        s = url.split("/")[3]
+        if url.endswith(f"/{s}/"):
+            assert [line for line in r.text.splitlines() if " topic " in line] == sections[s], r.text
+        else:
+            assert " topic " not in r.text.replace(r.text.splitlines()[0], "")
+        assert "Release notes and changes" not in r.text, r.text
