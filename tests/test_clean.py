@@ -348,7 +348,8 @@ def test_a_section_index_keeps_its_list_that_the_sidebar_copies_in_boilerplate_m
     tree = "".join(f"<li><a href='/{s}/'>{s.title()}</a><ul>"
                    + "".join(f"<li><a href='/{s}/{k}/'>{t}</a></li>" for k, t in enumerate(topics)) + "</ul></li>"
                    for s, topics in sections.items())
-    menu = "<ul><li>Docs home page and search</li><li>Release notes and changes</li><li>Community forum and chat</li></ul>"
+    menu = ("<ul><li>Docs home page and search</li><li>Release notes and changes</li>"
+            "<li>Community forum and chat</li></ul>")
     rng = random.Random("docs")
 
     def page(path: str, title: str, own: str) -> tuple[str, str]:
