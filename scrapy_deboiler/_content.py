@@ -19,7 +19,6 @@ Their names are read from here too, as before.
 
 from __future__ import annotations
 
-import re
 from array import array
 from typing import Any
 
@@ -40,7 +39,7 @@ from ._kept_rows import head_kind, keep_like_rows, keep_post_heads, keep_rows
 from ._kept_rules import (drop_bare_quotes, drop_comments, drop_navigation, keep_between, keep_code, keep_data_after,
                           keep_definitions, keep_labels, keep_lists, keep_sections, navigation_kind)
 from ._phrases import box_title
-from ._text import BLOCK_TAGS, HEADING_TAGS, PERMALINK_MARKS, SKIP_TAGS, permalink, pre_text
+from ._text import BLOCK_TAGS, HEADING_TAGS, PERMALINK_MARKS, SKIP_TAGS, permalink, pre_text, runs_on
 
 # The names the training script, the tests and the other modules have
 # always read from here (the parts moved to _block, _features,
@@ -74,22 +73,11 @@ def _finish(b: Block) -> None:
     b.words = len(_TOKEN.findall(b.text.lower()))
 
 
-#: Where two inline texts meet with no space between them, none is added
-#: before closing punctuation or after an opening bracket ("by
-#: <code>open()</code>." is "by open()."); elsewhere a space is, as
-#: html-text's ``guess_punct_space`` does: CSS often shows inline elements
-#: as blocks ("<span>Mugs</span><span>$12</span>"), and words run together
-#: are lost to search, where a space too many is not. Joining them as they
-#: stand cost WCXB dev 0.007 of word F1 on collections, 0.005 on listings.
-_CLOSING = re.compile(r"[,:;.!?)\]}%\u201d\u2019\u00bb]")
-_OPENING = frozenset("([{\u201c\u2018\u00ab")
-
-
 def shown_text(b: Block) -> str:
     """A block's text as a reader sees it, for ``clean_text``: where the
     page parts its words (whitespace, a nested block's or a cell's edge:
-    " " parts) they part, and where two inline texts meet, as ``_CLOSING``
-    says. ``Block.text``, which the model reads, parts every text node;
+    " " parts) they part, and where two inline texts meet, as
+    ``_text.runs_on`` says. ``Block.text``, which the model reads, parts every text node;
     the words are the same."""
     parts = b.parts
     if len(parts) < 2:
@@ -102,7 +90,7 @@ def shown_text(b: Block) -> str:
             return b.text
     out = [parts[0]]
     for prev, part in zip(parts, parts[1:]):
-        if not (part[0].isspace() or prev[-1].isspace() or prev[-1] in _OPENING or _CLOSING.match(part)):
+        if not (part[0].isspace() or prev[-1].isspace() or runs_on(prev, part)):
             out.append(" ")
         out.append(part)
     return " ".join("".join(out).split())

@@ -16,7 +16,7 @@ import re
 from lxml import etree
 
 from ._content_html import _Urls
-from ._text import BLOCK_TAGS, SKIP_TAGS, drop, permalink, layout_table as _layout
+from ._text import BLOCK_TAGS, SKIP_TAGS, drop, permalink, runs_on, layout_table as _layout
 
 __all__ = ["content_tree", "tree_markdown"]
 
@@ -65,10 +65,14 @@ def _right_after_inline(el: etree._Element) -> bool:
     """Whether ``el`` starts right where an inline element before it ends,
     with no text between: two fields a page lays out side by side ("Jorge
     Ruiz" and a date), which content mode's text writes as two words. Not
-    a word's own markup ("<b>H</b>ello": text runs on after it)."""
+    a word's own markup ("<b>H</b>ello": text runs on after it), nor
+    texts that run on (``_text.runs_on``: "run" and "(", "£" and "30")."""
     prev = el.getprevious()
-    return (prev is not None and isinstance(prev.tag, str) and prev.tag not in BLOCK_TAGS
-            and prev.tag not in SKIP_TAGS and prev.tag != "br" and not prev.tail)
+    if not (prev is not None and isinstance(prev.tag, str) and prev.tag not in BLOCK_TAGS
+            and prev.tag not in SKIP_TAGS and prev.tag != "br" and not prev.tail):
+        return False
+    before, after = "".join(prev.itertext()), "".join(el.itertext())
+    return not (before and after and runs_on(before, after))
 
 
 class _Inline:

@@ -9,6 +9,7 @@ already cleaned tree, with no second cleaning step.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from lxml import etree
 
@@ -16,7 +17,7 @@ from lxml import etree
 from ._compiled import speedups as _speedups
 
 __all__ = ["BLOCK_TAGS", "HEADING_TAGS", "PERMALINK_MARKS", "SKIP_TAGS", "SUBHEADINGS", "chars", "drop", "layout_table",
-           "permalink", "pre_text", "text_chars", "tree_text"]
+           "permalink", "pre_text", "runs_on", "text_chars", "tree_text"]
 
 #: Never shown as text by a browser.
 SKIP_TAGS = frozenset(
@@ -243,3 +244,28 @@ def chars(text: str) -> int:
 
 def text_chars(el: etree._Element) -> int:
     return chars("".join(el.itertext()))
+
+
+#: Where two inline texts meet with no space between them, none is added
+#: before closing punctuation or after an opening bracket ("by
+#: <code>open()</code>." is "by open()."); elsewhere a space is, as
+#: html-text's ``guess_punct_space`` does: CSS often shows inline elements
+#: as blocks ("<span>Mugs</span><span>$12</span>"), and words run together
+#: are lost to search, where a space too many is not. Joining them as they
+#: stand cost WCXB dev 0.007 of word F1 on collections, 0.005 on listings.
+_CLOSING = re.compile(r"[,:;.!?)\]}%\u201d\u2019\u00bb]")
+_OPENING = frozenset("([{\u201c\u2018\u00ab")
+
+
+def runs_on(prev: str, part: str) -> bool:
+    """Whether two inline texts that meet with no space between them are
+    written together (content mode's text, Markdown): closing punctuation,
+    an opening bracket, or inside a name, a call or an amount, as an API
+    page writes a signature in spans ("pkg.mod." and "run", "run" and "(":
+    a new user's docs read "pkg.mod. run (source)") and a shop a price
+    ("£" and "30,000")."""
+    a, b = prev[-1], part[0]
+    return (a in _OPENING or bool(_CLOSING.match(part))
+            or (a == "." and (b.islower() or b == "_") and not prev[-2:-1].isspace())
+            or (b == "(" and (a.isalnum() or a == "_"))
+            or (unicodedata.category(a) == "Sc" and b.isdigit()))

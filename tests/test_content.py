@@ -359,8 +359,9 @@ def test_clean_text_joins_inline_elements_as_a_reader_sees_them(compiled, monkey
     """Content mode's text of a block is its words as they show: no space
     where an inline element meets closing punctuation or follows an
     opening bracket ("by <code>open()</code>." is "by open()."; it was "by
-    open() ."), one where two inline texts meet (CSS may show them apart:
-    words run together are lost), and nested blocks, line breaks, a
+    open() ."), nor inside a name or a call ("<code>get</code>(<em>key</em>)"
+    is "get(key)"), one where two inline texts meet (CSS may show them
+    apart: words run together are lost), and nested blocks, line breaks, a
     table's cells and whitespace part words. What the model reads (the
     block's ``text`` and words) is unchanged."""
     if not compiled:
@@ -376,12 +377,12 @@ def test_clean_text_joins_inline_elements_as_a_reader_sees_them(compiled, monkey
     for m in (model, None):
         text = clean_page(Page(htmls[2], pages[2][0]), m, mode="content").text
         assert "The object returned by db2.open(). It maps str or bytes keys" in text
-        assert "get2 (key, default=None)\nReturn the value stored under key, or default, reading" in text
+        assert "get2(key, default=None)\nReturn the value stored under key, or default, reading" in text
         assert "Line one of 2 line two x y w, a b end." in text
     root = Page("<table><tr><th>Option</th><th>Default</th></tr><tr><td><a href='/o'>lock_timeout</a></td>"
                 "<td>30</td></tr></table><dl><dt><code>get</code>(<em>key</em>)</dt></dl>", "").root
     blocks = _content.page_blocks(root)
-    assert [_content.shown_text(b) for b in blocks] == ["Option Default", "lock_timeout 30", "get (key)"]
+    assert [_content.shown_text(b) for b in blocks] == ["Option Default", "lock_timeout 30", "get(key)"]
     assert [(b.text, b.words) for b in blocks] == [("Option Default", 2), ("lock_timeout 30", 2),
                                                    ("get ( key )", 2)]
 

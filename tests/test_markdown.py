@@ -150,6 +150,25 @@ def test_emphasis_inside_the_same_emphasis_adds_no_marks():
     assert texts(got, "//strong") == ["deep", "x y z", "w e"] and texts(got, "//em") == ["q w e"]
 
 
+def test_a_signature_and_a_price_in_spans_read_as_written():
+    """An API page writes a signature in spans, a shop a price: the text
+    and the Markdown write them as the page shows them ("pkg.mod.run(source,
+    strict)", "£30,000"), not "pkg.mod. run ( source, strict )"; two
+    fields side by side still part ("Jorge Ruiz 2024-03-22")."""
+    page = ("<html><body><dl><dt><span>pkg.mod.</span><span>run</span><span>(</span><em>source</em>, "
+            "<em>strict</em><span>)</span></dt><dd>Runs it.</dd></dl><p>From <span>£</span><span>30,000</span> "
+            "a year.</p><p><span>Jorge Ruiz</span><time>2024-03-22</time></p></body></html>")
+    for mode in ("boilerplate", "content"):
+        result = clean_page(Page(page, "https://example.com/api"), None, mode=mode, markdown=True)
+        assert "**pkg.mod.run(*source*, *strict*)**" in result.markdown, (mode, result.markdown)
+        assert "From £30,000 a year." in result.markdown
+        if mode == "boilerplate":  # (content mode's block model drops the short line alone)
+            assert "Jorge Ruiz 2024-03-22" in result.markdown
+        else:
+            assert "pkg.mod.run(source, strict)" in result.text.splitlines()
+            assert "From £30,000 a year." in result.text
+
+
 def test_content_mode_markdown_keeps_the_line_breaks_of_kept_blocks():
     """A <br> in a kept block is its line break, and a space in a table's
     cell: content mode's Markdown dropped them (a forum index read
