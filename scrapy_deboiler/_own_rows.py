@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from lxml import etree
 
+from . import _title
 from ._signatures import SignedTree
 from ._text import text_chars
 
@@ -38,6 +39,8 @@ _ENTRY_TAGS = frozenset(("li", "article"))
 #: most text a headline holds (``own_headline``).
 HEADLINE_REACH = 3
 HEADLINE_CHARS = 300
+#: What parts a ``<title>``'s page name from its site's ("Page | Site").
+_TITLE_PARTS = _title._SEPARATORS
 #: A second copy on a page of a subtree its template holds is the page's
 #: own with this much text or more (``second_copies``).
 COPY_CHARS = 40
@@ -318,7 +321,19 @@ def _shape_headline(signed: SignedTree, i: int, rare: Callable[[str], bool]) -> 
         if j < 0:
             return False  # an <h1> without text: not signed
     own = [k for k in range(starts[j], j + 1) if k not in shapes]
-    return bool(own) and all(rare(signatures[k]) for k in own)
+    return bool(own) and (all(rare(signatures[k]) for k in own) or _names_page(h1))
+
+
+def _names_page(h1: etree._Element) -> bool:
+    """Whether an ``<h1>`` is the first part of the page's ``<title>``
+    ("Install topic 4 - Quill docs"): the page's name, even where the
+    site's sidebar links every page by it (a docs site's headline, linked
+    to itself beside an "Ask" button). A site's name in its header's
+    ``<h1>`` ends the title."""
+    title = h1.getroottree().getroot().findtext(".//title") or ""
+    first = _TITLE_PARTS.split(title.strip(), maxsplit=1)[0]
+    name = " ".join("".join(h1.itertext()).split()).casefold()
+    return bool(name) and name == " ".join(first.split()).casefold() and first.strip() != title.strip()
 
 
 def second_copies(signed: SignedTree, found: list[int]) -> list[int]:
