@@ -124,8 +124,8 @@ def page_candidates(root: etree._Element, url: str = "", template: set | frozens
     ``blocks``: its text blocks outside the template (``page_blocks`` with
     ``hide``), where the caller has them: content mode's own. ``read``: the
     page's ``read_page``, where it was read already (``Page.meta_read``).
-    ``learned``: the places the site keeps each field in
-    (``MetadataHints.fields``), read inside the template too."""
+    ``learned``: the places of the site's values read inside the template
+    too (``MetadataHints.inside``; ``_bylines.place_elements``)."""
     if read is None:
         read = read_page(root, url)
     head = read.head

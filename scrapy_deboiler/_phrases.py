@@ -160,12 +160,13 @@ _ENTRY_TAGS = frozenset(("li", "dd"))
 
 
 def list_entries(elements: list[etree._Element]) -> set[etree._Element]:
-    """Of shared subtrees (``elements``), the entries of a list the page
-    does not share, whose other entries are mostly its own: "2 baths" among
-    a house's facts, on three neighbouring pages. A short value repeats
-    across a site's pages by chance, and left a hole in each list it was
-    in. Not an entry that links or acts ("News" in a menu whose other
-    entries change, "Reply to this comment"): those are navigation."""
+    """Of shared subtrees (``elements``), the entries of a list of two or
+    more that the page does not share whole: "2 baths" among a house's
+    facts, on three neighbouring pages; a job's benefits, each on many
+    pages, the list on none. A value repeats across a site's pages, and
+    left a hole in each list it was in. Not an entry that links or acts
+    ("News" in a menu whose other entries change, "Reply to this comment"):
+    those are navigation."""
     shared = set(elements)
     entries = set()
     for el in elements:
