@@ -230,7 +230,9 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
     in_text = phrase if phrases else mid_sentence
     entries = [(i, e) for i in found if not in_text(e := signed.element(i))]
     elements = [e for _, e in entries]
-    values = list_entries(elements)
+    every_page = getattr(rare, "every_page", None)
+    values = list_entries(elements, {e for i, e in entries if every_page(signed.signatures[i])}
+                          if every_page is not None else set(elements))
     labels = section_labels(elements, values)
     own = labels | values
     if elements:
@@ -256,13 +258,33 @@ _PERMALINK_END = re.compile("[ \t]*[\u00b6\U0001f517]$", re.M)
 META_TEMPLATE_SHARE = 0.25
 
 
-def rare_in(model: SiteModel) -> Callable[[str], bool]:
+#: ... and that this share or more share: on about every page of the site.
+EVERY_PAGE_SHARE = 0.8
+
+
+class _Rare:
     """Whether fewer than ``META_TEMPLATE_SHARE`` of the model's neighbour
-    pairs share a signature: a match some pages have (a topic's title in
-    its neighbours' boxes), not one of the site's template."""
-    least = max(model.threshold, META_TEMPLATE_SHARE * model.pairs)
-    support = model.support
-    return lambda sig: support.get(sig, 0) < least
+    pairs share a signature (called): a match some pages have (a topic's
+    title in its neighbours' boxes), not one of the site's template; and
+    whether ``EVERY_PAGE_SHARE`` or more do (``every_page``)."""
+
+    __slots__ = ("support", "least", "most")
+
+    def __init__(self, model: SiteModel) -> None:
+        self.support = model.support
+        self.least = max(model.threshold, META_TEMPLATE_SHARE * model.pairs)
+        self.most = max(model.threshold, EVERY_PAGE_SHARE * model.pairs)
+
+    def __call__(self, sig: str) -> bool:
+        return self.support.get(sig, 0) < self.least
+
+    def every_page(self, sig: str) -> bool:
+        return self.support.get(sig, 0) >= self.most
+
+
+def rare_in(model: SiteModel) -> Callable[[str], bool]:
+    """``_Rare`` of the model's signatures."""
+    return _Rare(model)
 
 
 def site_wide(signed: SignedTree, entries: list[int], rare: Callable[[str], bool]) -> list[int]:

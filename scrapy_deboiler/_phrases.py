@@ -159,14 +159,16 @@ _CALLOUT = re.compile(r"admonition|callout|alert", re.IGNORECASE)
 _ENTRY_TAGS = frozenset(("li", "dd"))
 
 
-def list_entries(elements: list[etree._Element]) -> set[etree._Element]:
+def list_entries(elements: list[etree._Element], every_page: set | frozenset = frozenset()) -> set[etree._Element]:
     """Of shared subtrees (``elements``), the entries of a list of two or
     more that the page does not share whole: "2 baths" among a house's
     facts, on three neighbouring pages; a job's benefits, each on many
     pages, the list on none. A value repeats across a site's pages, and
     left a hole in each list it was in. Not an entry that links or acts
     ("News" in a menu whose other entries change, "Reply to this comment"):
-    those are navigation."""
+    those are navigation; nor one on about every page of the site
+    (``every_page``: a footer's licence beside its "last edited" line)
+    unless the list is mostly the page's own."""
     shared = set(elements)
     entries = set()
     for el in elements:
@@ -183,6 +185,6 @@ def list_entries(elements: list[etree._Element]) -> set[etree._Element]:
             # A list the site's pages do not share whole, of values: the
             # page's own choice of them (a job's benefits, four of a board's
             # seven phrases), however many other pages hold each.
-            if own + mine >= 2:
+            if own > mine or (own + mine >= 2 and el not in every_page):
                 entries.add(el)
     return entries
