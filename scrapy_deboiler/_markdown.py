@@ -220,6 +220,7 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
     table: list[list[tuple[str, int, int]]] | None = None
     row: list[tuple[str, int, int]] | None = None
     cell_start = 0
+    caption = ""
     raw = 0  # inside pre or code: text as it is
     # Emphasis marks open around the current element: the same emphasis
     # inside itself adds nothing a reader sees, and thousands of nested
@@ -284,9 +285,11 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
                     action, row = "row", []
                 elif tag in _CELLS:
                     action, cell_start = "cell", len(inline.parts)
+                elif tag == "caption":
+                    action, cell_start = "caption", len(inline.parts)
             elif tag == "table" and not _layout(el):
                 flush()
-                action, table, row = "table", [], None
+                action, table, row, caption = "table", [], None, ""
             elif tag == "pre":
                 flush()
                 action, data = "pre", el
@@ -377,8 +380,12 @@ def tree_markdown(root: etree._Element, absolute: _Urls | None = None) -> str:
                 table.append(row)
             row = None
             inline.take(cell_start if cell_start <= len(inline.parts) else 0)
+        elif action == "caption":
+            caption = _SPACE.sub(" ", inline.take(cell_start)).strip()
         elif action == "table":
             inline.take(0)  # whitespace between rows and cells
+            if caption and table:  # the table's title, over it ("Historical population")
+                w.add(_line_start(caption))
             _write_table(w, table or [])
             table = None
         elif action == "pre":

@@ -169,6 +169,18 @@ def test_a_signature_and_a_price_in_spans_read_as_written():
             assert "From £30,000 a year." in result.text
 
 
+def test_a_table_s_caption_stands_over_it():
+    """A table's ``<caption>`` is its title: the text and the HTML kept it,
+    the Markdown dropped it ("Historical population", a shop's "Size
+    guide")."""
+    page = ("<html><body><p>How the town grew, decade by decade, since the railway came.</p><table>"
+            "<caption>Historical population</caption><tr><th>Year</th><th>Pop.</th></tr>"
+            "<tr><td>1900</td><td>1,200</td></tr><tr><td>1950</td><td>2,400</td></tr></table></body></html>")
+    for mode in ("boilerplate", "content"):
+        md = clean_page(Page(page, "https://example.com/town"), None, mode=mode, markdown=True).markdown
+        assert "Historical population\n\n| Year | Pop. |\n|---|---|\n| 1900 | 1,200 |" in md, (mode, md)
+
+
 def test_content_mode_markdown_keeps_the_line_breaks_of_kept_blocks():
     """A <br> in a kept block is its line break, and a space in a table's
     cell: content mode's Markdown dropped them (a forum index read
