@@ -488,6 +488,13 @@ def test_language_from_the_text():
     # code and numbers: the identifier is unsure, the declaration stands
     code = "if (a[i] > 0) { x = f(y, 2); } else { return null; } // 10 20 30 40 50 60 " * 4
     assert page_language(code, "fr") == "fr"
+    # a council's Welsh page under its English template's lang="en-GB", with a
+    # few English lines kept (the identifier: cy 0.74, en 0.08): Welsh
+    welsh = ("Mae'r gwasanaeth hwn ar gael i bawb sy'n byw yn y sir. Gallwch wneud cais ar-lein neu drwy "
+             "ffonio'r swyddfa. Bydd angen i chi ddarparu prawf o'ch cyfeiriad a'ch incwm. ")
+    english = "Contact us: Council Offices, High Street. Was this page helpful? Yes No. Last updated 3 March 2025. "
+    assert page_language(welsh + english, "en-GB") == "cy"
+    assert page_language(english * 3 + welsh[:60], "en-GB") == "en-GB"
 
 
 def test_languages_read_in_a_batch_are_each_page_s_own(monkeypatch, caplog):
