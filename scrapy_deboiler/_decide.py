@@ -271,7 +271,7 @@ def decide(model: ContentModel, scores: list[float], words: list[int], link_dens
         if single and tree is not None:
             kept = drop_teasers(scores, words, kept, *tree, head, keys)
         if tree is not None:
-            kept = keep_listing(words, kept, *tree, keys, comments)
+            kept = keep_listing(words, kept, *tree, keys, comments, link_density)
         return scores, kept
     assert tree is not None
     if _speedups is not None:
@@ -284,7 +284,7 @@ def decide(model: ContentModel, scores: list[float], words: list[int], link_dens
     kept = keep(final, threshold, words if single else None)
     if single:
         kept = drop_teasers(final, words, kept, *tree, head, keys)
-    return final, keep_listing(words, kept, *tree, keys, comments)
+    return final, keep_listing(words, kept, *tree, keys, comments, link_density)
 
 
 #: A page alone that is an article: its headline and at least
@@ -364,6 +364,9 @@ LISTING_MIN = 150
 LISTING_RUN = 8
 LISTING_SHARE = 0.3
 LISTING_ENTRY_WORDS = 5
+#: Blocks this much link text (a language picker's thousand names) are
+#: menus: they do not count in the words a listing's run must hold a share of.
+LISTING_MENU_LINKS = 0.5
 
 
 def listing_sliver(words: list[int], kept: list[bool]) -> bool:
@@ -373,7 +376,8 @@ def listing_sliver(words: list[int], kept: list[bool]) -> bool:
 
 
 def keep_listing(words: list[int], kept: list[bool], nodes: list[int], parents: list[int],
-                 keys: list, comments: list[bool] | None = None) -> list[bool]:
+                 keys: list, comments: list[bool] | None = None,
+                 link_density: list[float] | None = None) -> list[bool]:
     """``kept``, or on a listing that kept a sliver every block inside the
     element that holds its entries. Entries of a list (a table of news
     links, cars for rent, a product's reviews) are short and alike, and each
@@ -385,10 +389,15 @@ def keep_listing(words: list[int], kept: list[bool], nodes: list[int], parents: 
     brands, a blog's tags); nor a run that ends before the first block the
     page kept (its heading): a page's menus come before it, its entries
     after. Out of fold (docs/measurements.md): WCXB's listings 0.603 to
-    0.613, no page worse."""
+    0.613, no page worse. Menus outside the run (``link_density`` of
+    ``LISTING_MENU_LINKS`` or more) are not words it must hold a share of:
+    a trending page's language pickers held four times its entries' words."""
     if not listing_sliver(words, kept):
         return kept
-    total = sum(words)
+    menus = 0
+    if link_density is not None:
+        menus = sum(w for w, d in zip(words, link_density) if d >= LISTING_MENU_LINKS)
+    total = sum(words) - menus
     first = next((i for i, k in enumerate(kept) if k), -1)
     runs: dict = {}
     for i, key in enumerate(keys):
@@ -401,7 +410,9 @@ def keep_listing(words: list[int], kept: list[bool], nodes: list[int], parents: 
             held = sum(words[i] for i in run)
             if held > best_words and held >= LISTING_ENTRY_WORDS * len(run):
                 best, best_words = run, held
-    if best_words < LISTING_SHARE * total:
+    if link_density is not None:  # the run's own linked entries count
+        total += sum(words[i] for i in best if link_density[i] >= LISTING_MENU_LINKS)
+    if not best or best_words < LISTING_SHARE * total:
         return kept
     count = len(parents)
     held_blocks = [0] * count

@@ -976,6 +976,14 @@ def test_a_listing_that_kept_a_sliver_keeps_every_entry():
     # a run that ends before the first block the page kept is its menus
     headline_last = [False] * 15 + [True]
     assert keep_listing(words, headline_last, nodes, parents, keys) == headline_last
+    # a language picker of 800 linked names in the nav outweighs the run's words,
+    # but a menu is not words the run must hold a share of
+    picker = [800, 3, 4] + [16] * 12 + [6]
+    assert keep_listing(picker, kept, nodes, parents, keys) == kept
+    links = [0.95, 0.0, 0.0] + [0.2] * 12 + [0.0]
+    assert keep_listing(picker, kept, nodes, parents, keys, None, links) == [False] * 2 + [True] * 13 + [False]
+    # the same picker's names without links are words of the page: as it was
+    assert keep_listing(picker, kept, nodes, parents, keys, None, [0.0] * 16) == kept
 
 
 def _repeats_page(entry_note: str) -> str:
