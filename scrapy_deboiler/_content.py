@@ -433,7 +433,8 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
         tree = block_tree(blocks)  # built here only where a rule below asks for it
     if sliver:
         assert tree is not None
-        kept = keep_listing(words, kept, *tree, keys, comments, link_density)
+        kept = keep_listing(words, kept, *tree, keys, comments, link_density,
+                            head if head >= 0 else headline_index(blocks, title))
     kept = whole_tables(blocks, kept, tags)
     if "pre" in tags:
         assert tree is not None

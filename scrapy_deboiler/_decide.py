@@ -271,7 +271,7 @@ def decide(model: ContentModel, scores: list[float], words: list[int], link_dens
         if single and tree is not None:
             kept = drop_teasers(scores, words, kept, *tree, head, keys)
         if tree is not None:
-            kept = keep_listing(words, kept, *tree, keys, comments, link_density)
+            kept = keep_listing(words, kept, *tree, keys, comments, link_density, head)
         return scores, kept
     assert tree is not None
     if _speedups is not None:
@@ -284,7 +284,7 @@ def decide(model: ContentModel, scores: list[float], words: list[int], link_dens
     kept = keep(final, threshold, words if single else None)
     if single:
         kept = drop_teasers(final, words, kept, *tree, head, keys)
-    return final, keep_listing(words, kept, *tree, keys, comments, link_density)
+    return final, keep_listing(words, kept, *tree, keys, comments, link_density, head)
 
 
 #: A page alone that is an article: its headline and at least
@@ -377,7 +377,7 @@ def listing_sliver(words: list[int], kept: list[bool]) -> bool:
 
 def keep_listing(words: list[int], kept: list[bool], nodes: list[int], parents: list[int],
                  keys: list, comments: list[bool] | None = None,
-                 link_density: list[float] | None = None) -> list[bool]:
+                 link_density: list[float] | None = None, head: int = -1) -> list[bool]:
     """``kept``, or on a listing that kept a sliver every block inside the
     element that holds its entries. Entries of a list (a table of news
     links, cars for rent, a product's reviews) are short and alike, and each
@@ -387,8 +387,10 @@ def keep_listing(words: list[int], kept: list[bool], nodes: list[int], parents: 
     in readers' comments (``comments``) is not one: under a short post they
     are not its content; nor a run of names of a word or two (a shop's
     brands, a blog's tags); nor a run that ends before the first block the
-    page kept (its heading): a page's menus come before it, its entries
-    after. Out of fold (docs/measurements.md): WCXB's listings 0.603 to
+    page kept (its heading) or before the headline (``head``, -1: none):
+    a page's menus come before it, its entries after (a topic page alone
+    kept a menu's "News" at its top, and then kept 20 menus for a list).
+    Out of fold (docs/measurements.md): WCXB's listings 0.603 to
     0.613, no page worse. Menus outside the run (``link_density`` of
     ``LISTING_MENU_LINKS`` or more) are not words it must hold a share of:
     a trending page's language pickers held four times its entries' words."""
@@ -398,7 +400,7 @@ def keep_listing(words: list[int], kept: list[bool], nodes: list[int], parents: 
     if link_density is not None:
         menus = sum(w for w, d in zip(words, link_density) if d >= LISTING_MENU_LINKS)
     total = sum(words) - menus
-    first = next((i for i, k in enumerate(kept) if k), -1)
+    first = max(head, next((i for i, k in enumerate(kept) if k), -1))
     runs: dict = {}
     for i, key in enumerate(keys):
         runs.setdefault(key, []).append(i)

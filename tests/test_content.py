@@ -984,6 +984,11 @@ def test_a_listing_that_kept_a_sliver_keeps_every_entry():
     assert keep_listing(picker, kept, nodes, parents, keys, None, links) == [False] * 2 + [True] * 13 + [False]
     # the same picker's names without links are words of the page: as it was
     assert keep_listing(picker, kept, nodes, parents, keys, None, [0.0] * 16) == kept
+    # a menu's word kept at the top does not make the menus before the headline a list
+    menus = ["nav"] * 12 + ["h1", "row", "row", "footer"]
+    stray = [True] + [False] * 15
+    assert keep_listing(words, stray, nodes, parents, menus) != stray
+    assert keep_listing(words, stray, nodes, parents, menus, head=12) == stray
 
 
 def _repeats_page(entry_note: str) -> str:
