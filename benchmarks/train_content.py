@@ -55,7 +55,8 @@ from scrapy_deboiler._kept_rows import head_kind, keep_like_rows, keep_post_head
 from scrapy_deboiler._phrases import box_title  # noqa: E402
 from scrapy_deboiler._kept_rules import (  # noqa: E402
     drop_bare_quotes, drop_comments, drop_navigation, keep_between, keep_code, keep_data_after, keep_definitions,
-    keep_labels, keep_lists, keep_sections, navigation_kind)
+    keep_labels, keep_lists, keep_sections, keep_thread_posts, navigation_kind)
+from scrapy_deboiler._features import post_shape  # noqa: E402
 
 from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
 
@@ -114,7 +115,7 @@ def load(path: str, min_site_pages: int, variants: bool = False):
             sites[r["domain"]].append(r)
     # (site, id, rows, labels, texts, weights, place keys, container or None, extra, body blocks, tree, tags,
     #  data tables' spans, texts as clean_text writes them, head_kind, navigation_kind, near and
-    #  callout title of each)
+    #  callout title of each, post shapes)
     pages = []
     for site, recs in sorted(sites.items()):
         parsed = [Page(r["html"], r.get("url") or "") for r in recs]
@@ -136,14 +137,16 @@ def load(path: str, min_site_pages: int, variants: bool = False):
                         extra[name] = (rows, [b.text for b in blocks], keys, container, tree, tags, spans,
                                        [shown_text(b) for b in blocks], [head_kind(b) for b in blocks],
                                        [navigation_kind(b) for b in blocks], [b.near for b in blocks],
-                                       [b.near and box_title(b.element) for b in blocks])
+                                       [b.near and box_title(b.element) for b in blocks],
+                                       [post_shape(b.element) for b in blocks])
                     else:
                         b2, rows2, keys2, container2, tree2 = page_view(p, m)
                         extra[name] = (np.array(rows2).reshape(len(b2), FEATURE_COUNT), [b.text for b in b2],
                                        keys2, container2, tree2, [b.element.tag for b in b2], table_spans(b2),
                                        [shown_text(b) for b in b2], [head_kind(b) for b in b2],
                                        [navigation_kind(b) for b in b2], [b.near for b in b2],
-                                       [b.near and box_title(b.element) for b in b2])
+                                       [b.near and box_title(b.element) for b in b2],
+                                       [post_shape(b.element) for b in b2])
             head = headline(rows)
             title = p.root.findtext(".//title") or ""
             if model is not None and not boilerplate_of(p, model, content=True)[0]:
@@ -154,7 +157,8 @@ def load(path: str, min_site_pages: int, variants: bool = False):
                                    container2, tree2, [b.element.tag for b in b2], table_spans(b2),
                                    [shown_text(b) for b in b2], [head_kind(b) for b in b2],
                                    [navigation_kind(b) for b in b2], [b.near for b in b2],
-                                   [b.near and box_title(b.element) for b in b2]),
+                                   [b.near and box_title(b.element) for b in b2],
+                                   [post_shape(b.element) for b in b2]),
                                   body_flags(b2, [True] * len(b2), title))
             pages.append((site, r["id"], rows,
                           [1.0 if k == head else label(b.text, norm, bag) for k, b in enumerate(blocks)],
@@ -162,7 +166,8 @@ def load(path: str, min_site_pages: int, variants: bool = False):
                           body_flags(blocks, [True] * len(blocks), title), tree, tags, spans,
                           [shown_text(b) for b in blocks], [head_kind(b) for b in blocks],
                           [navigation_kind(b) for b in blocks], [b.near for b in blocks],
-                          [b.near and box_title(b.element) for b in blocks]))
+                          [b.near and box_title(b.element) for b in blocks],
+                          [post_shape(b.element) for b in blocks]))
     return pages
 
 
@@ -185,7 +190,8 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
               tree, tags: list[str], spans, shown: list[str] | None = None,
               kinds: list[int] | None = None, trail: list[int] | None = None,
               near: list[bool] | None = None,
-              titles: list[bool] | None = None) -> tuple[str, list[float], list[bool]]:
+              titles: list[bool] | None = None,
+              shapes: list[str] | None = None) -> tuple[str, list[float], list[bool]]:
     """Content mode's text of a page out of fold, as clean_page gives it (a
     page with a container is one without a site model): ``_content.decide``
     over ``first_scores``, data tables kept whole (``whole_tables``), each
@@ -199,6 +205,8 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
     comments = [row[COMMENT_COLUMN] == 1.0 for row in rows]
     if any(comments):
         flags = drop_comments(tree[0], flags, comments, tags)
+        if shapes is not None:
+            flags = keep_thread_posts(tree[0], flags, comments, shapes.__getitem__)
     flags = keep_like_rows(tags, flags, scores, tree[0], tree[1], comments, tree[2], tree[3], keys)
     if kinds is not None:
         flags = keep_post_heads(tree[0], flags, tree[2], tree[3], keys, kinds.__getitem__)
@@ -439,7 +447,7 @@ def main() -> None:
                 for p in pages:
                     if fold[p[0]] == k:
                         text, scores, flags = kept_text(model, p[2], p[4], p[6], p[7], p[10], p[11],
-                                                        p[12], p[13], p[14], p[15], p[16], p[17])
+                                                        p[12], p[13], p[14], p[15], p[16], p[17], p[18])
                         if scores_out:
                             scores_out.write(json.dumps({"id": p[1], "texts": p[4], "scores": scores}) + "\n")
                         # As body_flags: a page of nothing but headline, byline and captions keeps them.

@@ -33,11 +33,12 @@ from ._content_model import (MODEL_FORMAT, MODEL_VERSION, ContentModel, ContentM
 from ._decide import (STAGE2_FEATURES, body_flags, decide, drop_repeats, keep, keep_listing, listing_sliver,
                       page_threshold, smooth, stage2_rows, whole_tables)
 from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF, _hint_bits, _hint_cache,
-                        block_features, headline_index, page_columns, place_keys)
+                        block_features, headline_index, page_columns, place_keys, post_shape)
 from ._hidden import _class_hides, _is_hidden
 from ._kept_rows import head_kind, keep_like_rows, keep_post_heads, keep_rows
 from ._kept_rules import (drop_bare_quotes, drop_comments, drop_navigation, keep_between, keep_code, keep_data_after,
-                          keep_definitions, keep_labels, keep_lists, keep_sections, navigation_kind)
+                          keep_definitions, keep_labels, keep_lists, keep_sections, keep_thread_posts,
+                          navigation_kind)
 from ._phrases import box_title
 from ._text import BLOCK_TAGS, HEADING_TAGS, PERMALINK_MARKS, SKIP_TAGS, permalink, pre_text, runs_on
 
@@ -441,6 +442,9 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
         kept = keep_code(tags, kept, *tree)
     if any(comments):
         kept = drop_comments(words, kept, comments, tags)
+        shapes: dict[int, str] = {}
+        kept = keep_thread_posts(words, kept, comments, lambda i: shapes[i] if i in shapes else shapes.setdefault(
+            i, post_shape(blocks[i].element)))
     if tree is None:
         tree = block_tree(blocks)
     kept = keep_like_rows(tags, kept, scores, words, link_density, comments, *tree, keys)

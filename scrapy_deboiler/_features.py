@@ -21,7 +21,7 @@ from ._compiled import speedups as _speedups
 
 
 __all__ = ["FEATURE_COUNT", "HINTS", "MAX_HINTS", "PAGE_COLUMNS", "PROSE_WORDS", "TAGS", "block_features",
-           "headline_index", "page_columns", "place_keys", "second_pass"]
+           "headline_index", "page_columns", "place_keys", "post_shape", "second_pass"]
 
 _TOKEN = re.compile(r"\w+")
 
@@ -270,6 +270,24 @@ def place_keys(blocks: list[Block], root: etree._Element) -> list[str]:
         return path
 
     return [key(b.element.getparent()) if b.element is not root else "" for b in blocks]
+
+
+#: How many of a block's nearest containers make its post's shape (``post_shape``).
+SHAPE_LEVELS = 3
+
+
+def post_shape(element: etree._Element) -> str:
+    """The tags and classes of the ``SHAPE_LEVELS`` elements above
+    ``element``, outermost first, written as ``place_keys`` writes them (its
+    key's last ``SHAPE_LEVELS`` steps): a thread's first post and its
+    replies are alike here (``div.Item-Body/div.Message userContent``)
+    where their places differ above it."""
+    steps: list[str] = []
+    el = element.getparent()
+    while el is not None and len(steps) < SHAPE_LEVELS and el.getparent() is not None:
+        steps.append(f"{el.tag}.{_NOT_IN_PLACE.sub('', el.get('class') or '')}")
+        el = el.getparent()
+    return "/".join(reversed(steps))
 
 
 def headline_index(blocks: list[Block], title: str) -> int:

@@ -14,10 +14,10 @@ from ._features import _HINT_BIT, _hint_bits
 from ._phrases import LABEL_TAGS
 from ._text import HEADING_TAGS, SUBHEADINGS
 
-__all__ = ["ARTICLE_WORDS", "BETWEEN_WORDS", "CODE_REACH", "CONTROL_WORDS", "DATA_REACH", "DATA_RUN",
-           "HEAD_WORDS", "QUOTE_LINE_WORDS", "drop_bare_quotes", "drop_comments", "drop_navigation",
-           "in_control", "in_trail", "keep_between", "keep_code", "keep_data_after", "keep_definitions",
-           "keep_labels", "keep_lists", "keep_sections", "navigation_kind"]
+__all__ = ["ARTICLE_WORDS", "BETWEEN_WORDS", "CODE_REACH", "CONTROL_WORDS", "DATA_REACH", "DATA_RUN", "HEAD_WORDS",
+           "POST_WORDS", "QUOTE_LINE_WORDS", "REPLY_WORDS", "drop_bare_quotes", "drop_comments", "drop_navigation",
+           "in_control", "in_trail", "keep_between", "keep_code", "keep_data_after", "keep_definitions", "keep_labels",
+           "keep_lists", "keep_sections", "keep_thread_posts", "navigation_kind"]
 
 
 #: How many levels above a code block its container with the kept block
@@ -189,6 +189,38 @@ def drop_comments(words: list[int], kept: list[bool], comments: list[bool],
     if tags is not None and tags[last] in SUBHEADINGS and last + 1 < len(kept) and comments[last + 1] and len(own) > 1:
         out[last] = False
     return out
+
+
+#: Words of a kept block outside comments whose shape makes a post
+#: (``keep_thread_posts``), and of a reply's block kept for it.
+POST_WORDS = 5
+REPLY_WORDS = 3
+
+
+def keep_thread_posts(words: list[int], kept: list[bool], comments: list[bool],
+                      shape: Callable[[int], str]) -> list[bool]:
+    """A thread's replies, where the forum's markup calls them comments
+    (Vanilla's ``li.ItemComment``), are its posts: a block inside comments
+    of the shape (``post_shape``) of a kept block of ``POST_WORDS`` or more
+    outside them is kept. An article's comments sit in markup of their own
+    (``div.comment-content`` under ``div.entry-content``'s article), and
+    stay out; a thread's first post and its replies share their message's
+    markup: a thread alone kept its first post of 370 words and none of its
+    four replies (they score low as comments do). Only a shape whose two
+    nearest containers have a class: an old news page's article and its
+    readers' comments are both paragraphs in three bare ``div``s."""
+    own = {shape(i) for i, (k, c, w) in enumerate(zip(kept, comments, words)) if k and not c and w >= POST_WORDS}
+    own = {s for s in own if _classed(s)}
+    if not own:
+        return kept
+    return [k or (c and w >= REPLY_WORDS and shape(i) in own)
+            for i, (k, c, w) in enumerate(zip(kept, comments, words))]
+
+
+def _classed(shape: str) -> bool:
+    """Whether the two nearest containers of a ``post_shape`` have a class."""
+    steps = shape.split("/")
+    return len(steps) >= 2 and all(not step.endswith(".") for step in steps[-2:])
 
 
 #: A quote's own line ("lucia_dev wrote:") of at most this many words.

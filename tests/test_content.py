@@ -462,6 +462,47 @@ def test_readers_comments_under_an_article_are_left_out_and_gathered():
             assert "Reply" not in result.comments  # a control is no one's words
 
 
+def _vanilla_thread(k: int) -> tuple[str, str, list[str]]:
+    """A thread shaped like Vanilla's: the first post under the discussion,
+    the replies in a list its markup calls comments (``li.ItemComment``),
+    each message in the same ``Item-Body`` / ``Message`` markup; (url, html,
+    the replies' texts)."""
+    rng = random.Random(f"vanilla/{k}")
+
+    def message(text: str) -> str:
+        return (f"<div class='Item-BodyWrap'><div class='Item-Body'><div class='Message userContent'>{text}"
+                f"</div></div></div>")
+
+    first = "".join(f"<p>{sentence(rng, 30)} {sentence(rng, 20)}</p>" for _ in range(4))
+    replies = [f"{sentence(rng, 14)} {sentence(rng, 10)}" for _ in range(3 + k % 3)]
+    said = "".join(f"<li class='Item ItemComment' id='Comment_{k}{j}'><div class='Comment'>"
+                   f"<div class='Author'><a href='/u/{j}'>member{j}</a></div>{message(f'<p>{r}</p>')}"
+                   f"</div></li>" for j, r in enumerate(replies))
+    html = f"""<html><body><div class="Header"><a href="/">Community</a> <a href="/categories">Categories</a></div>
+<main class="Content"><h1>{sentence(rng, 7)[:-1]}</h1><div class="MessageList Discussion">
+<div class="Item ItemDiscussion" id="Discussion_{k}"><div class="Discussion">{message(first)}</div></div></div>
+<div class="CommentsWrap"><ul class="MessageList DataList Comments">{said}</ul></div></main>
+<div class="Foot"><p>Powered by Vanilla. All rights reserved.</p></div></body></html>"""
+    return f"https://forum.example/discussion/{k}", html, replies
+
+
+def test_a_thread_s_replies_its_markup_calls_comments_are_its_posts():
+    """Vanilla writes a thread's replies as comments (``li.ItemComment``):
+    they scored low, as comments do, and the thread kept its first post
+    alone. A reply whose message has the markup of the first post's is one
+    of the thread's posts (``keep_thread_posts``), with or without a site
+    model; an article's comments, in markup of their own, stay out
+    (``test_readers_comments_under_an_article_are_left_out_and_gathered``)."""
+    pages = [_vanilla_thread(k) for k in range(6)]
+    model = SiteModel.fit([Page(h, u) for u, h, _ in pages])
+    for m in (model, None):
+        for url, html, replies in pages[:3]:
+            result = clean_page(Page(html, url), m, mode="content")
+            for reply in replies:
+                assert reply in result.text, (url, m, result.text)
+            assert "All rights reserved" not in result.text and not result.comments, (url, m)
+
+
 def test_a_reply_s_quote_left_out_takes_its_quote_line_with_it():
     """A forum reply quoting the post it answers: the quoted text is kept
     once (``drop_repeats``), and the quote's own line ("alice wrote:") no
