@@ -46,7 +46,9 @@ def fit_file(path: str | os.PathLike, options: BatchOptions, store: SignatureSto
     """Pass 1 and fitting: a model for every site, from its file in ``store``
     or fitted on its pages in ``path`` (and then saved to ``store``).
     Returns how many sites were ``fitted``, came from a ``file`` or were
-    ``too_small``, and ``no_host`` (1 when some URLs had no host)."""
+    ``too_small``, ``no_host`` (1 when some URLs had no host), and how many
+    records were read and held ``not_pages`` (a crawl's output without
+    its HTML: the command says so rather than fit nothing quietly)."""
     run = _Run(options, store, refit)
     try:
         run.first_pass(path, keep=False)
@@ -55,7 +57,7 @@ def fit_file(path: str | os.PathLike, options: BatchOptions, store: SignatureSto
         run.close()
     if run.damage is not None:
         raise run.damage
-    return totals
+    return {**totals, "records": run.records, "not_pages": run.not_pages}
 
 
 class Totals(dict):

@@ -91,6 +91,8 @@ class _Run:
     refit: bool
     folder: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="scrapy-deboiler-"))
     records: int = 0
+    #: Records pass 1 read that hold no page (no HTML string, a bad line).
+    not_pages: int = 0
     first_unkept: list[int] = field(default_factory=list)
     archive: Counter = field(default_factory=Counter)
     #: The input could not be read to its end (pages before it are good).
@@ -228,6 +230,7 @@ class _Run:
             else:
                 answers = (self.local.sign(*args) for _, _, args in messages)
             for infos in answers:
+                self.not_pages += infos.count(None)
                 self.db.add((i for i in infos if i is not None), self._load)
                 progress.update(len(infos), sites=self.sites)
         finally:

@@ -426,11 +426,12 @@ def main(argv: list[str] | None = None) -> int:
             except WorkerDied as e:
                 print(f"scrapy-deboiler: error: {e}", file=sys.stderr)
                 return 1
-            log.info("%d sites: %d fitted, %d from files, %d too small%s (%.1fs)", sum(sites.values()),
+            log.info("%d sites: %d fitted, %d from files, %d too small%s (%.1fs)",
+                     sites["fitted"] + sites["file"] + sites["too_small"] + sites["no_host"],
                      sites["fitted"], sites["file"], sites["too_small"],
                      ", and pages without a host in their URL" if sites["no_host"] else "",
                      time.perf_counter() - start)
-            return 0
+            return _no_pages(args, sites["records"], sites["not_pages"])
         try:
             totals = clean_file(args.input, args.output, options, store)
         except DamagedInput as e:
@@ -455,14 +456,8 @@ def main(argv: list[str] | None = None) -> int:
         if totals["records"] and totals["error"] == totals["records"]:
             # Every record written, none cleaned: a script must not take that for success.
             first = getattr(totals, "first_error", None) or ""
-            if first.startswith("invalid JSON"):  # not JSON Lines: field names would not help
-                hint = f": {first}"
-            elif is_archive(args.input):
-                hint = ""
-            else:
-                hint = f" (fields {args.url_field!r} and {args.html_field!r}: --url-field and --html-field name others)"
-            print(f"scrapy-deboiler: error: none of the {totals['records']} records could be cleaned{hint}",
-                  file=sys.stderr)
+            print(f"scrapy-deboiler: error: none of the {totals['records']} records could be cleaned"
+                  f"{_fields_hint(args, first)}", file=sys.stderr)
             return 1
         return 0
     except BrokenPipeError:  # the reader of stdout left (``inspect ... | head``): nothing to say to it
@@ -472,6 +467,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scrapy-deboiler: error: {e}", file=sys.stderr)
         return 2
 
+
+
+def _fields_hint(args: argparse.Namespace, first: str = "") -> str:
+    """What to say after "none of the N records ...": the first record's
+    reason where it is not JSON, else the fields the command read."""
+    if first.startswith("invalid JSON"):  # not JSON Lines: field names would not help
+        return f": {first}"
+    if is_archive(args.input):
+        return ""
+    return f" (fields {args.url_field!r} and {args.html_field!r}: --url-field and --html-field name others)"
+
+
+def _no_pages(args: argparse.Namespace, records: int, not_pages: int) -> int:
+    """``fit``'s exit code: 1 when no record held a page (a crawl's output
+    keeps its HTML only with DEBOILER_KEEP_HTML: fitting it fitted nothing,
+    quietly, and exited 0), with a warning when some held none."""
+    if records and not_pages == records:
+        print(f"scrapy-deboiler: error: none of the {records} records holds a page to fit on"
+              f"{_fields_hint(args)}", file=sys.stderr)
+        return 1
+    if not_pages:
+        logging.getLogger("scrapy_deboiler").warning("%d of the %d records hold no page to fit on%s", not_pages,
+                                                     records, _fields_hint(args))
+    return 0
 
 def _stdout_to_devnull() -> None:
     """Python flushes stdout once more at exit: to a closed pipe that is a

@@ -251,6 +251,24 @@ def test_a_byte_order_mark_before_the_first_record_is_not_an_error(tmp_path):
     assert {o["deboiler"]["status"] for o in read(tmp_path / "o.jsonl")} == {"cleaned"}
 
 
+def test_fit_on_records_without_their_html_says_so(tmp_path):
+    """A crawl's output keeps its HTML only with DEBOILER_KEEP_HTML: `fit`
+    on it fitted nothing, said "0 sites" and exited 0 (a new user's
+    signature folder stayed empty). It fails, naming the fields, when no
+    record holds a page, and warns when some do not."""
+    cleaned = [{k: v for k, v in r.items() if k != "html"} | {"clean_text": "x"} for r in records()[:4]]
+    write(tmp_path / "out.jsonl", cleaned)
+    run = [sys.executable, "-m", "scrapy_deboiler", "fit", tmp_path / "out.jsonl", "--signatures", tmp_path / "s"]
+    proc = subprocess.run(run, capture_output=True, text=True, cwd=NEUTRAL)
+    assert proc.returncode == 1, proc.stderr
+    assert "none of the 4 records holds a page to fit on (fields 'url' and 'html'" in proc.stderr, proc.stderr
+    write(tmp_path / "mixed.jsonl", records()[:4] + cleaned[:1])
+    run[4] = tmp_path / "mixed.jsonl"
+    proc = subprocess.run(run, capture_output=True, text=True, cwd=NEUTRAL)
+    assert proc.returncode == 0 and "1 of the 5 records hold no page to fit on" in proc.stderr, proc.stderr
+    assert os.listdir(tmp_path / "s")
+
+
 def test_a_signatures_path_that_is_a_file_is_named(tmp_path):
     write(tmp_path / "in.jsonl", records()[:3])
     (tmp_path / "afile").write_text("x")
