@@ -30,8 +30,8 @@ from ._compiled import speedups as _speedups
 from ._content_html import content_html
 from ._content_model import (MODEL_FORMAT, MODEL_VERSION, ContentModel, ContentModelError, default_model,
                              model_path)
-from ._decide import (STAGE2_FEATURES, body_flags, decide, drop_repeats, keep, keep_listing, listing_sliver,
-                      page_threshold, smooth, stage2_rows, whole_tables)
+from ._decide import (LISTING_ALONE, LISTING_FITTED, STAGE2_FEATURES, body_flags, decide, drop_repeats, keep,
+                      keep_listing, listing_sliver, page_threshold, smooth, stage2_rows, whole_tables)
 from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF, _hint_bits, _hint_cache,
                         block_features, headline_index, page_columns, place_keys, post_shape)
 from ._hidden import _class_hides, _is_hidden
@@ -429,13 +429,14 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     scores, kept = decide(model, scores, words, link_density, tree, head, keys, single,
                           comments if tree is not None else None)
     tags = [b.tag if type(b) is _TableBlock else b.element.tag for b in blocks]
-    sliver = tree is None and listing_sliver(words, kept)  # decide's keep_listing, without its tree
+    listing = LISTING_ALONE if single else LISTING_FITTED
+    sliver = tree is None and listing_sliver(words, kept, listing)  # decide's, without its tree
     if tree is None and (sliver or "pre" in tags):
         tree = block_tree(blocks)  # built here only where a rule below asks for it
     if sliver:
         assert tree is not None
         kept = keep_listing(words, kept, *tree, keys, comments, link_density,
-                            head if head >= 0 else headline_index(blocks, title))
+                            head if head >= 0 else headline_index(blocks, title), listing)
     kept = whole_tables(blocks, kept, tags)
     if "pre" in tags:
         assert tree is not None
@@ -450,8 +451,8 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     kept = keep_like_rows(tags, kept, scores, words, link_density, comments, *tree, keys)
     kept = keep_post_heads(words, kept, *tree, keys, lambda i: head_kind(blocks[i]))
     kept = keep_rows(kept, *tree, keys)
-    if "li" in tags:
-        kept = keep_lists(tags, kept, *tree)
+    if "li" in tags or "tr" in tags:
+        kept = keep_lists(tags, kept, *tree, not single)
     if "dt" in tags or "dd" in tags:
         kept = keep_definitions(tags, kept, *tree)
     near_flags = [b.near for b in blocks]

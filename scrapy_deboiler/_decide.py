@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from lxml import etree
 
@@ -19,9 +19,10 @@ from ._text import HEADING_TAGS, SUBHEADINGS, layout_table
 if TYPE_CHECKING:
     from ._content_model import ContentModel
 
-__all__ = ["BYLINE_REACH", "BYLINE_WORDS", "LISTING_THRESHOLD", "PROSE_SHARE", "SMOOTHING", "STAGE2_FEATURES",
-           "STAGE2_LEVELS", "SURE_PROSE_SHARE", "SURE_PROSE_WORDS", "body_flags", "decide", "drop_repeats", "keep",
-           "page_threshold", "smooth", "stage2_rows", "stage2_table", "table_spans", "keep_tables", "whole_tables"]
+__all__ = ["BYLINE_REACH", "BYLINE_WORDS", "LISTING_ALONE", "LISTING_FITTED", "LISTING_THRESHOLD", "ListingLimits",
+           "PROSE_SHARE", "SMOOTHING", "STAGE2_FEATURES", "STAGE2_LEVELS", "SURE_PROSE_SHARE", "SURE_PROSE_WORDS",
+           "body_flags", "decide", "drop_repeats", "keep", "page_threshold", "smooth", "stage2_rows", "stage2_table",
+           "table_spans", "keep_tables", "whole_tables"]
 
 #: How much of a block's score comes from the blocks in the same place on
 #: the page (0.5-0.75 all gave the same F1 out of fold; see smooth).
@@ -271,7 +272,8 @@ def decide(model: ContentModel, scores: list[float], words: list[int], link_dens
         if single and tree is not None:
             kept = drop_teasers(scores, words, kept, *tree, head, keys)
         if tree is not None:
-            kept = keep_listing(words, kept, *tree, keys, comments, link_density, head)
+            kept = keep_listing(words, kept, *tree, keys, comments, link_density, head,
+                                LISTING_ALONE if single else LISTING_FITTED)
         return scores, kept
     assert tree is not None
     if _speedups is not None:
@@ -284,7 +286,8 @@ def decide(model: ContentModel, scores: list[float], words: list[int], link_dens
     kept = keep(final, threshold, words if single else None)
     if single:
         kept = drop_teasers(final, words, kept, *tree, head, keys)
-    return final, keep_listing(words, kept, *tree, keys, comments, link_density, head)
+    return final, keep_listing(words, kept, *tree, keys, comments, link_density, head,
+                               LISTING_ALONE if single else LISTING_FITTED)
 
 
 #: A page alone that is an article: its headline and at least
@@ -369,15 +372,36 @@ LISTING_ENTRY_WORDS = 5
 LISTING_MENU_LINKS = 0.5
 
 
-def listing_sliver(words: list[int], kept: list[bool]) -> bool:
-    """Whether a page of ``LISTING_MIN`` or more words kept fewer than
-    ``LISTING_KEPT``: the pages ``keep_listing`` looks at."""
-    return sum(words) >= LISTING_MIN and sum(w for w, k in zip(words, kept) if k) < LISTING_KEPT
+class ListingLimits(NamedTuple):
+    """A page's words, its run's blocks and their share of the words, for
+    ``keep_listing``."""
+
+    min_words: int
+    run: int
+    share: float
+    kept: int = LISTING_KEPT
+
+
+#: A page alone keeps its menus and sidebars: a listing is a long run on a
+#: long page. A page whose site's template is gone (a site model) is mostly
+#: its own: three rows that hold half of what is left are its list (a
+#: forum's topic list of eight rows kept its name alone, in a new user's
+#: crawl), where the page kept about its headline alone (a short post kept
+#: 34 words and then a caption's line).
+LISTING_ALONE = ListingLimits(LISTING_MIN, LISTING_RUN, LISTING_SHARE)
+LISTING_FITTED = ListingLimits(30, 3, 0.5, 15)
+
+
+def listing_sliver(words: list[int], kept: list[bool], limits: ListingLimits = LISTING_ALONE) -> bool:
+    """Whether a page of ``limits.min_words`` or more words kept fewer than
+    ``limits.kept``: the pages ``keep_listing`` looks at."""
+    return sum(words) >= limits.min_words and sum(w for w, k in zip(words, kept) if k) < limits.kept
 
 
 def keep_listing(words: list[int], kept: list[bool], nodes: list[int], parents: list[int],
                  keys: list, comments: list[bool] | None = None,
-                 link_density: list[float] | None = None, head: int = -1) -> list[bool]:
+                 link_density: list[float] | None = None, head: int = -1,
+                 limits: ListingLimits = LISTING_ALONE) -> list[bool]:
     """``kept``, or on a listing that kept a sliver every block inside the
     element that holds its entries. Entries of a list (a table of news
     links, cars for rent, a product's reviews) are short and alike, and each
@@ -393,8 +417,9 @@ def keep_listing(words: list[int], kept: list[bool], nodes: list[int], parents: 
     Out of fold (docs/measurements.md): WCXB's listings 0.603 to
     0.613, no page worse. Menus outside the run (``link_density`` of
     ``LISTING_MENU_LINKS`` or more) are not words it must hold a share of:
-    a trending page's language pickers held four times its entries' words."""
-    if not listing_sliver(words, kept):
+    a trending page's language pickers held four times its entries' words.
+    ``limits``: ``LISTING_ALONE``, or ``LISTING_FITTED`` under a site model."""
+    if not listing_sliver(words, kept, limits):
         return kept
     menus = 0
     if link_density is not None:
@@ -407,14 +432,14 @@ def keep_listing(words: list[int], kept: list[bool], nodes: list[int], parents: 
     best: list[int] = []
     best_words = 0
     for run in runs.values():
-        if len(run) >= LISTING_RUN and run[-1] > first \
+        if len(run) >= limits.run and run[-1] > first \
                 and not (comments and 2 * sum(comments[i] for i in run) > len(run)):
             held = sum(words[i] for i in run)
             if held > best_words and held >= LISTING_ENTRY_WORDS * len(run):
                 best, best_words = run, held
     if link_density is not None:  # the run's own linked entries count
         total += sum(words[i] for i in best if link_density[i] >= LISTING_MENU_LINKS)
-    if not best or best_words < LISTING_SHARE * total:
+    if not best or best_words < limits.share * total:
         return kept
     count = len(parents)
     held_blocks = [0] * count

@@ -32,9 +32,13 @@ ENTRY_REPEATS = 3
 #: price: not the parts of an article's body).
 ENTRY_REACH = 4
 ENTRY_CHARS = 400
-_TABLE_PARTS = frozenset(("tr", "td", "th", "thead", "tbody", "tfoot"))
+#: A table's rows may be a page's own list's (``own_rows``): a forum's topic
+#: table, mostly links, is no data table (``_data_tables``), and its rows,
+#: alike in shape from one topic list to the next, matched as template.
+_TABLE_WRAPS = frozenset(("thead", "tbody", "tfoot"))
+_CELLS = frozenset(("td", "th"))
 #: Rows alike by their tag alone; other siblings are rows where they share a class.
-_ENTRY_TAGS = frozenset(("li", "article"))
+_ROW_TAGS = frozenset(("li", "article", "tr"))
 #: Levels above a match where the page's headline may hold it, and the
 #: most text a headline holds (``own_headline``).
 HEADLINE_REACH = 3
@@ -116,13 +120,16 @@ def _place(signed: SignedTree, i: int, lists: dict, new: bool) -> None:
     node = signed.element(i)
     for _ in range(ENTRY_REACH + 1):
         parent = node.getparent()
-        if parent is None or not isinstance(node.tag, str) or node.tag in _TABLE_PARTS:
+        if parent is None or not isinstance(node.tag, str) or node.tag in _TABLE_WRAPS:
             return
         kind = (node.tag, node.get("class"))
+        if node.tag in _CELLS:  # up to its row
+            node = parent
+            continue
         if parent in lists and lists[parent][0] == kind:
             lists[parent][1].add(i)
             return
-        if new and (kind[1] or node.tag in _ENTRY_TAGS) and len(_like(parent, *kind)) >= ENTRY_REPEATS:
+        if new and (kind[1] or node.tag in _ROW_TAGS) and len(_like(parent, *kind)) >= ENTRY_REPEATS:
             lists[parent] = (kind, {i})
             return
         node = parent
@@ -203,10 +210,10 @@ def row_fields(signed: SignedTree, entries: list[tuple[int, etree._Element]], le
         node = el
         for _ in range(ENTRY_REACH + 1):
             parent = node.getparent()
-            if parent is None or not isinstance(node.tag, str) or node.tag in _TABLE_PARTS or parent in shared:
+            if parent is None or not isinstance(node.tag, str) or node.tag in _TABLE_WRAPS or parent in shared:
                 break
             kind = (node.tag, node.get("class"))
-            if node is not el and (kind[1] or node.tag in _ENTRY_TAGS):
+            if node is not el and (kind[1] or node.tag in _ROW_TAGS):
                 if _kinds(kinds, parent)[kind] >= ENTRY_REPEATS:
                     slots[(parent, kind, _path(el, node))].append(el)
                     break

@@ -145,10 +145,13 @@ async def crawl_site(tmp_path, pages: dict[str, str], mode: str, follow: str) ->
     return items
 
 
-def forum_site() -> tuple[dict[str, str], dict[str, list[str]]]:
+def forum_site(table: bool = False) -> tuple[dict[str, str], dict[str, list[str]]]:
     """A phpBB-like board: three topic lists, neighbours in URL order, whose
     rows share one shape (a title link, "by user » date", replies, views),
-    and threads whose "Similar topics" box links other topics by title."""
+    and threads whose "Similar topics" box links other topics by title.
+    With ``table`` the lists are tables of rows, mostly links, under the
+    board's name alone (no data table: title and "by user" linked, "N
+    replies", the last post's day)."""
     import random
 
     rng = random.Random("board")
@@ -171,6 +174,13 @@ def forum_site() -> tuple[dict[str, str], dict[str, list[str]]]:
             f'</dd></dl></li>' for k in titles if titles[k] in lists[board])
         main = (f'<h1>{name}</h1><p>{sentence(rng, 9)}</p><ul class="topiclist"><li class="header"><dl><dt>Topics'
                 f'</dt><dd>Replies</dd><dd>Views</dd></dl></li></ul><ul class="topiclist topics">{rows}</ul>')
+        if table:
+            rows = "".join(
+                f'<tr><td class="topic"><a href="/viewtopic/{k}">{titles[k]}</a><div class="by">by <a '
+                f'href="/member/{users[k % 5]}/">{users[k % 5]}</a></div></td><td class="replies">{k % 7 + 1} replies'
+                f'</td><td class="last">{k} May 2024</td></tr>' for k in titles if titles[k] in lists[board])
+            main = (f'<h1>{name}</h1><a class="btn" href="/new">New topic</a><table class="topic-list"><thead><tr>'
+                    f'<th>Topic</th><th>Replies</th><th>Last post</th></tr></thead><tbody>{rows}</tbody></table>')
         pages[f"/viewforum/{board}"] = _template("board.test", name, main, rng)
     for k, title in titles.items():
         posts = "".join(f'<div class="post"><p class="author">by {users[(k + j) % 5]}</p>'
@@ -184,15 +194,19 @@ def forum_site() -> tuple[dict[str, str], dict[str, list[str]]]:
     return pages, lists
 
 
+@pytest.mark.parametrize("table", [False, True], ids=["list", "table"])
 @pytest.mark.parametrize("mode", ["content", "boilerplate"])
 @pytest_twisted.ensureDeferred
-async def test_a_forum_s_topic_lists_keep_every_topic(tmp_path, mode):
+async def test_a_forum_s_topic_lists_keep_every_topic(tmp_path, mode, table):
     """A forum's three topic lists, neighbours in URL order, share the shape
     of their rows: matched by shape, every topic's title was template (a new
     user's board lost them all in both modes), and the titles the threads'
     "Similar topics" boxes repeat were template by their text. Rows of one
-    shape holding most of a page's text are its own; a row is kept whole."""
-    pages, lists = forum_site()
+    shape holding most of a page's text are its own; a row is kept whole.
+    A table's rows too (a second user's board kept its name alone: its
+    table of links was no data table, and content mode, left with the
+    table's short rows, kept none of them)."""
+    pages, lists = forum_site(table)
     items = await crawl_site(tmp_path, pages, mode, "/view(forum|topic)/")
     assert len(items) == len(pages)
     by_path = {"/" + i["url"].split("/", 3)[3]: i for i in items}
@@ -201,6 +215,10 @@ async def test_a_forum_s_topic_lists_keep_every_topic(tmp_path, mode):
         assert item["deboiler"]["model"] == "fitted", item["deboiler"]
         for title in titles:
             assert title in item["clean_text"], (mode, board, title, item["clean_text"])
+        if table:
+            k = int(re.search(r"\d+(?=\)$)", titles[0]).group())
+            assert f"{k % 7 + 1} replies" in item["clean_text"] and f"{k} May 2024" in item["clean_text"], (
+                mode, board, item["clean_text"])
         for template in TEMPLATE:
             assert template not in item["clean_text"], (mode, board, template)
 
