@@ -118,6 +118,20 @@ def _seen_text(el: etree._Element, limit: int = MAX_BYLINE_CHARS * 4) -> str:
     return "\n".join(" ".join(line.split()) for line in raw.split("\n") if line.strip())
 
 
+def _glued_link(el: etree._Element, txt: str) -> str | None:
+    """The text of a byline's first link where the text after it is glued
+    to it (``<a>liam_dough8</a><span class="rank">Regular</span>``, shown
+    as two boxes, reads "liam_dough8Regular"): the link is the name, the
+    rest a badge. None where nothing is glued to it."""
+    for a in el.iter("a"):
+        name = " ".join("".join(a.itertext()).split())
+        if name:
+            at = txt.find(name)
+            end = at + len(name)
+            return name if at >= 0 and end < len(txt) and txt[end].isalnum() and name[-1].isalnum() else None
+    return None
+
+
 def _seen_raw(el: etree._Element, limit: int) -> str:
     """``_seen_text`` before its lines are tidied, in Python."""
     parts: list[str] = []
@@ -352,7 +366,7 @@ def read_elements(root: etree._Element, names: list[str], month_first: bool) -> 
             if _AUTHOR_CLASS.search(words) and tag not in ("img", "picture", "figure", "svg", "meta"):
                 txt = _seen_text(el)
                 if txt and len(txt) <= MAX_BYLINE_CHARS:
-                    who = clean_author(txt)
+                    who = clean_author(_glued_link(el, txt) or txt)
                     if who:
                         _add(out, order, el, places, "author", who, "dom", "dom:")
                         days = find_days(txt, month_first, limit=1)

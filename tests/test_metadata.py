@@ -386,6 +386,23 @@ def test_a_forum_threads_first_post_is_its_date():
     assert meta_of(html, "https://forum.example.com/threads/watch.123/")["published"] == "2024-01-14"
 
 
+def test_a_poster_s_rank_badge_is_not_part_of_the_name():
+    """``<a>liam_dough8</a><span class="rank">Regular</span>``, two boxes
+    on the screen, reads "liam_dough8Regular": a new user's forum had that
+    for author on 13 of 24 threads. The link glued to the badge is the
+    name; a byline whose text after the link stands apart is read whole."""
+    posts = "".join(f'<article class="post"><div class="post-author"><a href="/u/{who}">{who}</a>'
+                    f'<span class="rank">{rank}</span></div><div class="post-date">Posted {d} Mar 2025</div>'
+                    f'<p>{PROSE}</p></article>' for who, rank, d in (("liam_dough8", "Regular", 3),
+                                                                     ("mei_bakes", "Moderator", 4)))
+    html = f"<html><body><h1>Chain skipping under load</h1>{posts}</body></html>"
+    meta = meta_of(html, "https://forum.example.org/t/chain-skipping")
+    assert (meta["author"], meta["published"]) == ("liam_dough8", "2025-03-03"), meta
+    # a name in two boxes apart ("Jane" "Doe") is one name
+    apart = html.replace('liam_dough8</a><span class="rank">Regular', 'Jane</a> <span class="rank">Doe')
+    assert meta_of(apart, "https://forum.example.org/t/chain-skipping")["author"] == "Jane Doe"
+
+
 def test_a_member_s_join_date_is_not_the_thread_s():
     """A phpBB post's profile ("Joined: Mon Jul 24, 2017") stands before
     its byline: the date a member joined, not when the thread began."""

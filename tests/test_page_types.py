@@ -215,10 +215,12 @@ async def test_a_forum_s_topic_lists_keep_every_topic(tmp_path, mode, table):
         assert item["deboiler"]["model"] == "fitted", item["deboiler"]
         for title in titles:
             assert title in item["clean_text"], (mode, board, title, item["clean_text"])
-        if table:
+        if table:  # each row's counts, day and author (a link to a member each board's rows share)
             k = int(re.search(r"\d+(?=\)$)", titles[0]).group())
             assert f"{k % 7 + 1} replies" in item["clean_text"] and f"{k} May 2024" in item["clean_text"], (
                 mode, board, item["clean_text"])
+            authors = [line for line in item["clean_text"].splitlines() if re.fullmatch(r"by [\w.]+", line)]
+            assert len(authors) == len(titles), (mode, board, item["clean_text"])
         for template in TEMPLATE:
             assert template not in item["clean_text"], (mode, board, template)
 
