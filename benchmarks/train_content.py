@@ -55,7 +55,7 @@ from scrapy_deboiler._kept_rows import head_kind, keep_like_rows, keep_post_head
 from scrapy_deboiler._phrases import box_title  # noqa: E402
 from scrapy_deboiler._kept_rules import (  # noqa: E402
     drop_bare_quotes, drop_comments, drop_navigation, keep_between, keep_code, keep_data_after, keep_definitions,
-    keep_labels, keep_lists, keep_sections, keep_thread_posts, navigation_kind)
+    keep_labelled_sections, keep_labels, keep_lists, keep_sections, keep_thread_posts, navigation_kind)
 from scrapy_deboiler._features import post_shape  # noqa: E402
 
 from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
@@ -219,6 +219,8 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
         flags = keep_labels(tags, near, flags, titles)
     aside = [c or bool(near and near[i]) for i, c in enumerate(comments)]
     flags = keep_sections(tags, flags, tree[0], tree[1], aside)
+    if near is not None and any(near):
+        flags = keep_labelled_sections(tags, flags, tree[0], tree[1], comments, near)
     flags = keep_between(tags, flags, tree[0], tree[1], aside, tree[2], tree[3], titles)
     if titles is not None:  # a callout's title over what keep_between kept
         flags = keep_labels(tags, titles, flags, titles)

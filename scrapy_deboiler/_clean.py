@@ -233,7 +233,7 @@ def dropped_entries(signed: SignedTree, signatures: frozenset[str] | set[str],
     every_page = getattr(rare, "every_page", None)
     values = list_entries(elements, {e for i, e in entries if every_page(signed.signatures[i])}
                           if every_page is not None else set(elements))
-    labels = section_labels(elements, values)
+    labels = section_labels(elements, values, not phrases)
     own = labels | values
     if elements:
         left = signed.total_chars - sum(signed.chars[i] for i, _ in entries)

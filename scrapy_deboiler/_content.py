@@ -37,8 +37,8 @@ from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF,
 from ._hidden import _class_hides, _is_hidden
 from ._kept_rows import head_kind, keep_like_rows, keep_post_heads, keep_rows
 from ._kept_rules import (drop_bare_quotes, drop_comments, drop_navigation, keep_between, keep_code, keep_data_after,
-                          keep_definitions, keep_labels, keep_lists, keep_sections, keep_thread_posts,
-                          navigation_kind)
+                          keep_definitions, keep_labelled_sections, keep_labels, keep_lists, keep_sections,
+                          keep_thread_posts, navigation_kind)
 from ._phrases import box_title
 from ._text import BLOCK_TAGS, HEADING_TAGS, PERMALINK_MARKS, SKIP_TAGS, permalink, pre_text, runs_on
 
@@ -460,6 +460,8 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     kept = keep_labels(tags, near_flags, kept, titles)
     aside = [c or n for c, n in zip(comments, near_flags)]
     kept = keep_sections(tags, kept, words, link_density, aside)
+    if any(near_flags):
+        kept = keep_labelled_sections(tags, kept, words, link_density, comments, near_flags)
     kept = keep_between(tags, kept, words, link_density, aside, *tree, titles)
     if titles is not None:  # a callout's title over what keep_between kept
         kept = keep_labels(tags, titles, kept, titles)

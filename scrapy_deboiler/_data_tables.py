@@ -22,7 +22,10 @@ def _data_table(table: etree._Element, found: list[etree._Element]) -> bool:
     the entries inside it) are its header row and label column: not a
     layout table (block tags or a cell of running text inside), two or
     more rows of two or more cells, not mostly links, not a month's
-    calendar, and with a row of its own text. A table whose rows all match
+    calendar, and with a row of its own text or a row of cells that does
+    not match whole (a combination of its own: a restaurant's "Monday" and
+    "12:00 – 21:30" are each on other places' pages, and a directory lost
+    the opening hours of 11 of 30 places). A table whose rows all match
     (a calendar, a table of links) is template even when its caption
     changes from page to page."""
     if layout_table(table, image_rows=True):  # an infobox's picture and caption are no layout
@@ -47,7 +50,7 @@ def _data_table(table: etree._Element, found: list[etree._Element]) -> bool:
         if _in_any(row, inside, table):
             continue
         own = text_chars(row) - sum(text_chars(el) for el in row.iterdescendants() if el in inside)
-        if own > 0:
+        if own > 0 or sum(c.tag in ("td", "th") for c in row) >= 2:
             return True
     return False
 

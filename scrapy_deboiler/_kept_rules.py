@@ -14,11 +14,11 @@ from ._features import _HINT_BIT, _hint_bits
 from ._phrases import LABEL_TAGS
 from ._text import HEADING_TAGS, SUBHEADINGS
 
-__all__ = ["ARTICLE_WORDS", "BETWEEN_WORDS", "CODE_REACH", "CONTROL_WORDS", "DATA_REACH", "DATA_RUN", "HEAD_WORDS",
-           "LIST_ROWS", "POST_WORDS", "QUOTE_LINE_WORDS", "REPLY_WORDS", "ROW_TAGS", "drop_bare_quotes",
+__all__ = ["ARTICLE_WORDS", "BETWEEN_WORDS", "CODE_REACH", "CONTROL_WORDS", "DATA_REACH", "DATA_RUN", "FACT_WORDS",
+           "HEAD_WORDS", "LIST_ROWS", "POST_WORDS", "QUOTE_LINE_WORDS", "REPLY_WORDS", "ROW_TAGS", "drop_bare_quotes",
            "drop_comments", "drop_navigation", "in_control", "in_trail", "keep_between", "keep_code",
-           "keep_data_after", "keep_definitions", "keep_labels", "keep_lists", "keep_sections", "keep_thread_posts",
-           "navigation_kind"]
+           "keep_data_after", "keep_definitions", "keep_labelled_sections", "keep_labels", "keep_lists",
+           "keep_sections", "keep_thread_posts", "navigation_kind"]
 
 
 #: How many levels above a code block its container with the kept block
@@ -360,6 +360,47 @@ def keep_sections(tags: list[str], kept: list[bool], words: list[int], link_dens
             else:
                 out[i] = False
         i += 1
+    return out
+
+
+_FACT_TAGS = frozenset(("tr", "dt", "dd", "li"))
+#: Words a block of facts holds on average ("Weight 2838 g", "Colour Sand").
+FACT_WORDS = 8
+
+
+def keep_labelled_sections(tags: list[str], kept: list[bool], words: list[int], link_density: list[float],
+                           comments: list[bool], near: list[bool]) -> list[bool]:
+    """A section under a heading the site shares (``near``: a label
+    ``_phrases.section_labels`` spared, "Specifications", "Customer
+    reviews"), after the page's kept text, that the model dropped whole: a
+    short section (``SECTION_BLOCKS``) mostly of the page's own words, not
+    links nor readers' comments, and mostly a table's rows or a list's
+    entries of ``FACT_WORDS`` words or fewer on average (facts, not a box
+    of headlines and their teasers) is kept with its heading. A shop's product pages scored
+    their description high and then everything after it low: three of a
+    new user's products lost their specifications. (Any section: 27 WCXB
+    pages, 1.26 of their F1 summed, lost: Steam's "What Curators Say", a
+    review's verdicts, which the annotators leave out.) ``keep_sections``
+    does this for a heading the model kept."""
+    out = list(kept)
+    n = len(tags)
+    first = next((i for i, k in enumerate(kept) if k), n)
+    for i in range(first + 1, n):
+        if kept[i] or not near[i] or tags[i] not in SUBHEADINGS:
+            continue
+        j = i + 1  # to the next heading: a box's after a section is not the section's
+        while j < n and tags[j] not in HEADING_TAGS:
+            j += 1
+        run = range(i + 1, j)
+        if not run or len(run) > SECTION_BLOCKS or any(kept[k] or comments[k] or words[k] < 2 for k in run):
+            continue  # (not a list of topics to follow, each with its "Follow")
+        total = sum(words[k] for k in run)
+        linked = sum(words[k] * link_density[k] for k in run)
+        shared = sum(words[k] for k in run if near[k])
+        facts = sum(tags[k] in _FACT_TAGS for k in run)
+        if 2 * linked < total and 2 * shared < total and 2 * facts >= len(run) and total <= FACT_WORDS * len(run):
+            for k in (i, *run):
+                out[k] = True
     return out
 
 

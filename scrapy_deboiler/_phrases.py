@@ -37,6 +37,8 @@ def phrase(el: etree._Element) -> bool:
 
 
 _WORD = re.compile(r"\w")
+#: A value a label may stand over: a word, or symbols ("££", "★★★★").
+_VALUE = re.compile(r"[\w$\u00a2-\u00a5\u20a0-\u20cf\u2605\u2606\u2b50]")
 
 
 def mid_sentence(el: etree._Element) -> bool:
@@ -105,9 +107,12 @@ def _joins(a: str, b: str) -> bool:
 LABEL_TAGS = SUBHEADINGS | {"dt"}
 
 
-def section_labels(elements: list[etree._Element], own: set | frozenset = frozenset()) -> set[etree._Element]:
+def section_labels(elements: list[etree._Element], own: set | frozenset = frozenset(),
+                   symbols: bool = True) -> set[etree._Element]:
     """Of shared subtrees (``elements``), the headings and terms whose next
-    element is the page's own (not shared, or in ``own``, with words): "What
+    element is the page's own (not shared, or in ``own``, with a word or a
+    value's symbols, with ``symbols``: "Price range" over "££" lost its
+    label; content mode's blocks are words, and "££" none): "What
     you bring" over each job's list, "Start date" over its day. Every page
     of the site has them, so they were template, and the page's own sections
     and values lost their labels, in both modes. ``own``: shared elements
@@ -120,7 +125,8 @@ def section_labels(elements: list[etree._Element], own: set | frozenset = frozen
             nxt = el.getnext()
             while nxt is not None and not isinstance(nxt.tag, str):
                 nxt = nxt.getnext()
-            if nxt is not None and nxt not in shared and any(_WORD.search(t) for t in nxt.itertext()):
+            value = _VALUE if symbols else _WORD
+            if nxt is not None and nxt not in shared and any(value.search(t) for t in nxt.itertext()):
                 labels.add(el)
     return labels
 

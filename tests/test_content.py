@@ -503,6 +503,40 @@ def test_a_thread_s_replies_its_markup_calls_comments_are_its_posts():
             assert "All rights reserved" not in result.text and not result.comments, (url, m)
 
 
+def test_a_product_s_specifications_under_a_shared_heading_stay_after_a_long_description():
+    """A shop's product pages: four paragraphs of description scored high,
+    and then everything after them low: three of a new user's products lost
+    their specifications. A short section of facts (a table's rows) under a
+    heading every product has ("Specifications") after the page's kept
+    text is kept with its heading."""
+    rng = random.Random("specs")
+    colours = ["Sand", "Olive", "Slate"]
+    pages = []
+    for k in range(8):
+        specs = [("Weight", f"{2000 + 37 * k} g"), ("Colour", colours[k % 3]), ("Packed size", f"{40 + k} x 13 cm"),
+                 ("Article number", f"TH-{9170 + k}"), ("Waterproof rating", f"{3000 + 500 * (k % 2)} mm")]
+        rows = "".join(f"<tr><th>{label}</th><td>{value}</td></tr>" for label, value in specs)
+        description = "".join(f"<p>{sentence(rng, 24)} {sentence(rng, 20)}</p>" for _ in range(4))
+        reviews = "".join(f"<article class='review'><header><span class='reviewer'>{sentence(rng, 2)[:-1]}</span> "
+                          f"<time>July {j + 3}, 2025</time></header><p>{sentence(rng, 30)}</p></article>"
+                          for j in range(3))
+        also = "".join(f"<div class='mini-card'><a href='/p/{k + j}'>Trail tent {k + j}</a><span class='price'>"
+                       f"${200 + k + j}.95</span></div>" for j in range(1, 5))
+        main = (f"<div class='buybox'><h1>Trail tent {k}</h1><p class='price'>${200 + k}.95</p>"
+                "<button>Add to basket</button></div><div class='share-bar'>Share: <a href='#'>Share on Facebook</a>"
+                f"</div><section class='description'><h2>Description</h2>{description}</section>"
+                f"<section class='specifications'><h2>Specifications</h2><table class='specs'><tbody>{rows}</tbody>"
+                f"</table></section><section class='reviews'><h2>Customer reviews</h2>{reviews}</section>"
+                f"<section class='carousel'><h2>Customers also bought</h2><div class='track'>{also}</div></section>")
+        pages.append((f"https://shop.example/p/{k}", _template("shop.example", f"Trail tent {k}", main, rng), specs))
+    model = SiteModel.fit([Page(h, u) for u, h, _ in pages])
+    for url, html, specs in pages[:4]:
+        lines = clean_page(Page(html, url), model, mode="content").text.splitlines()
+        assert "Specifications" in lines, (url, lines)
+        for label, value in specs:
+            assert f"{label} {value}" in lines, (url, label, lines)
+
+
 def test_a_reply_s_quote_left_out_takes_its_quote_line_with_it():
     """A forum reply quoting the post it answers: the quoted text is kept
     once (``drop_repeats``), and the quote's own line ("alice wrote:") no
