@@ -575,7 +575,9 @@ def body_flags(blocks: list[Block], kept: list[bool], title: str) -> list[bool]:
     and WCXB's ``main_content`` define it: the headline, a short byline or
     dateline just after it (told by its class hints: no word lists; or by
     the date it writes, where the page has one or two such lines, not a
-    thread's or a listing's many), and image captions (``figcaption``). A
+    thread's or a listing's many; a byline too: a thread's first post kept
+    its text and lost its author, 30 threads of a new user's forum), and
+    image captions (``figcaption``). A
     page whose kept blocks are all of these keeps them: the page had no
     body apart from them, and an empty text says nothing. (``body_only``;
     measured in the README, "Quality".)"""
@@ -587,13 +589,18 @@ def body_flags(blocks: list[Block], kept: list[bool], title: str) -> list[bool]:
              and (b.tag if type(b) is _TableBlock else b.element.tag) not in HEADING_TAGS
              and not b.text.rstrip().endswith(":") and find_days(b.text, limit=1)]
     datelines = set(dated) if len(dated) <= DATELINES else set()
+    # Bylines too: a thread's first post's author is one of its posts' heads.
+    heads = sum(1 for k, b in enumerate(blocks) if kept[k] and k > head >= 0 and b.words <= BYLINE_WORDS
+                and b.hints & _BYLINE_BITS)
+    bylines = heads <= DATELINES
     for k, b in enumerate(blocks):
         if not out[k]:
             continue
         tag = b.tag if type(b) is _TableBlock else b.element.tag
         if k == head:
             out[k] = False
-        elif 0 < k - head <= BYLINE_REACH and head >= 0 and b.words <= BYLINE_WORDS and b.hints & _BYLINE_BITS:
+        elif bylines and 0 < k - head <= BYLINE_REACH and head >= 0 and b.words <= BYLINE_WORDS \
+                and b.hints & _BYLINE_BITS:
             out[k] = False
         elif k - head <= DATELINE_REACH and k in datelines:
             out[k] = False

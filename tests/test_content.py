@@ -845,6 +845,15 @@ def test_body_only_keeps_the_dates_of_a_thread_s_posts():
             f"<h1>Mooring fees</h1>{posts}</main></body></html>")
     body = _content.select_content(_page(page).root, body_only=True)[0]
     assert all(f"{3 + k} May 2024" in body for k in range(4)), body
+    # and their authors: the first post's, right under the headline, is no byline (a new user's 30 threads)
+    posts = "".join(f"<div class='post'><p class='post-author'>member_{k}</p><p>Paragraph {k} of the thread: "
+                    + " ".join(_WORDS) + "</p></div>" for k in range(4))
+    body = _content.select_content(_page(page.replace(page[page.index("<div"):page.index("</main>")], posts)).root,
+                                   body_only=True)[0]
+    assert all(f"member_{k}" in body for k in range(4)), body
+    article = page.replace(page[page.index("<div"):page.index("</main>")], "<p class='author'>By Ann Lee</p>"
+                           + "".join(f"<p>Paragraph {k}: " + " ".join(_WORDS) + "</p>" for k in range(4)))
+    assert "Ann Lee" not in _content.select_content(_page(article).root, body_only=True)[0]
 
 
 def test_a_page_of_short_entries_keeps_its_entries():
