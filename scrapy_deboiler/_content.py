@@ -30,11 +30,12 @@ from ._compiled import speedups as _speedups
 from ._content_html import content_html
 from ._content_model import (MODEL_FORMAT, MODEL_VERSION, ContentModel, ContentModelError, default_model,
                              model_path)
-from ._decide import (LISTING_ALONE, LISTING_FITTED, STAGE2_FEATURES, body_flags, decide, drop_repeats, keep,
-                      keep_listing, listing_sliver, page_threshold, smooth, stage2_rows, whole_tables)
+from ._decide import (STAGE2_FEATURES, body_flags, decide, drop_repeats, keep, page_threshold, smooth, stage2_rows,
+                      whole_tables)
 from ._features import (HINTS, PAGE_COLUMNS, TAGS, _HINT_BIT, _TOKEN, _WORDS_OF, _hint_bits, _hint_cache,
                         block_features, headline_index, page_columns, place_keys, post_shape)
 from ._hidden import _class_hides, _is_hidden
+from ._listing import LISTING_ALONE, LISTING_FITTED, keep_listing, listing_sliver
 from ._kept_rows import head_kind, keep_like_rows, keep_post_heads, keep_rows
 from ._kept_rules import (drop_bare_quotes, drop_comments, drop_navigation, keep_between, keep_code, keep_data_after,
                           keep_definitions, keep_labelled_sections, keep_labels, keep_lists, keep_sections,

@@ -1034,7 +1034,7 @@ def test_a_listing_that_kept_a_sliver_keeps_every_entry():
     words, every block inside the element holding that run is kept; not a
     run of readers' comments, not on a page that kept enough, not for a
     short run."""
-    from scrapy_deboiler._decide import LISTING_RUN, keep_listing
+    from scrapy_deboiler._listing import LISTING_RUN, keep_listing
 
     # element 0: <body>; 1: <nav> (blocks 0-1); 2: the list (a heading and 12 entries); 3: the footer
     parents = [-1, 0, 0, 0]
