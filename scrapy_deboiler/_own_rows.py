@@ -330,10 +330,10 @@ def _shape_headline(signed: SignedTree, i: int, rare: Callable[[str], bool]) -> 
         if j < 0:
             return False  # an <h1> without text: not signed
     own = [k for k in range(starts[j], j + 1) if k not in shapes]
-    return bool(own) and (all(rare(signatures[k]) for k in own) or _names_page(h1))
+    return bool(own) and (all(rare(signatures[k]) for k in own) or _opens_title(h1))
 
 
-def _names_page(h1: etree._Element) -> bool:
+def _opens_title(h1: etree._Element) -> bool:
     """Whether an ``<h1>`` is the first part of the page's ``<title>``
     ("Install topic 4 - Quill docs"): the page's name, even where the
     site's sidebar links every page by it (a docs site's headline, linked
