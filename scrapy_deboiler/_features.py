@@ -278,10 +278,10 @@ SHAPE_LEVELS = 3
 
 def post_shape(element: etree._Element) -> str:
     """The tags and classes of the ``SHAPE_LEVELS`` elements above
-    ``element``, outermost first, written as ``place_keys`` writes them (its
-    key's last ``SHAPE_LEVELS`` steps): a thread's first post and its
-    replies are alike here (``div.Item-Body/div.Message userContent``)
-    where their places differ above it."""
+    ``element`` (below ``<html>``), outermost first, each step written as
+    ``place_keys`` writes it: a thread's first post and its replies are
+    alike here (``div.Item-Body/div.Message userContent``) where their
+    places differ above it."""
     steps: list[str] = []
     el = element.getparent()
     while el is not None and len(steps) < SHAPE_LEVELS and el.getparent() is not None:

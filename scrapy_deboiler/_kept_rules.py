@@ -148,10 +148,10 @@ def keep_lists(tags: list[str], kept: list[bool], nodes: list[int], parents: lis
     too: a board's table of topics, mostly links and so no data table
     (``whole_tables``), kept five rows of six. (On pages alone, 19 of the
     dev pages changed, ROUGE-LSum summed -0.095: an events page's table of
-    layout kept its menus' rows.) A row of ``LIST_ROWS`` or more kept rows
-    keeps the blocks in its cells (a topic's "by tanja.k" under its title;
-    not a layout table's one row holding an article and its menus: 48 dev
-    pages lost 1.08 of ROUGE-LSum with any row)."""
+    layout kept its menus' rows.) Where a table has ``LIST_ROWS`` or more
+    kept rows, each keeps the blocks in its cells (a topic's "by tanja.k"
+    under its title; not a layout table's one row holding an article and
+    its menus: 48 dev pages lost 1.08 of ROUGE-LSum with any row)."""
     items: dict[int, list[int]] = {}
     kinds = ROW_TAGS if rows else _ITEM_TAGS
     for i, tag in enumerate(tags):
@@ -376,12 +376,12 @@ def keep_labelled_sections(tags: list[str], kept: list[bool], words: list[int], 
     short section (``SECTION_BLOCKS``) mostly of the page's own words, not
     links nor readers' comments, and mostly a table's rows or a list's
     entries of ``FACT_WORDS`` words or fewer on average (facts, not a box
-    of headlines and their teasers) is kept with its heading. A shop's product pages scored
-    their description high and then everything after it low: three of a
-    new user's products lost their specifications. (Any section: 27 WCXB
-    pages, 1.26 of their F1 summed, lost: Steam's "What Curators Say", a
-    review's verdicts, which the annotators leave out.) ``keep_sections``
-    does this for a heading the model kept."""
+    of headlines and their teasers) is kept with its heading. A shop's
+    product pages scored their description high and then everything after
+    it low: three of a new user's products lost their specifications. (Any
+    section: 27 WCXB pages, 1.26 of their F1 summed, lost: Steam's "What
+    Curators Say", a review's verdicts, which the annotators leave out.)
+    ``keep_sections`` does this for a heading the model kept."""
     out = list(kept)
     n = len(tags)
     first = next((i for i, k in enumerate(kept) if k), n)
