@@ -212,7 +212,7 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
         flags = keep_post_heads(tree[0], flags, tree[2], tree[3], keys, kinds.__getitem__)
     flags = keep_rows(flags, tree[2], tree[3], keys)
     if "li" in tags or "tr" in tags:
-        flags = keep_lists(tags, flags, tree[2], tree[3], container is None)
+        flags = keep_lists(tags, flags, tree[2], tree[3], container is None, tree[0])
     if "dt" in tags or "dd" in tags:
         flags = keep_definitions(tags, flags, tree[2], tree[3])
     if near is not None:

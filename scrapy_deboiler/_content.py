@@ -453,7 +453,7 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
     kept = keep_post_heads(words, kept, *tree, keys, lambda i: head_kind(blocks[i]))
     kept = keep_rows(kept, *tree, keys)
     if "li" in tags or "tr" in tags:
-        kept = keep_lists(tags, kept, *tree, not single)
+        kept = keep_lists(tags, kept, *tree, not single, words)
     if "dt" in tags or "dd" in tags:
         kept = keep_definitions(tags, kept, *tree)
     near_flags = [b.near for b in blocks]

@@ -1025,6 +1025,29 @@ def test_a_page_alone_that_kept_a_sliver_keeps_its_best_prose_too():
     assert keep([0.4, 0.3], 0.5, [2, 5]) == [True, True]  # no prose: the best and those within half
 
 
+def test_a_table_s_rows_holding_kept_blocks_are_kept_whole():
+    """A forum index: each board a table row of its linked name and topic
+    count, with its description in a paragraph inside the row. The model
+    kept the descriptions and dropped every name. Under a site model a row
+    holding a kept block counts as kept where the page kept little else,
+    and 3+ kept rows of a table keep their cells; a page alone keeps only
+    a list's items together."""
+    from scrapy_deboiler._kept_rules import keep_lists
+
+    # elements: 0 body, 1 h1, 2 table, then for each board: its tr, td and p
+    parents = [-1, 0, 0, 2, 3, 4, 2, 6, 7, 2, 9, 10]
+    tags = ["h1", "tr", "p", "tr", "p", "tr", "p"]
+    nodes = [1, 3, 5, 6, 8, 9, 11]
+    kept = [True, False, True, False, True, False, True]
+    words = [4, 4, 11, 4, 10, 4, 14]
+    assert keep_lists(tags, list(kept), nodes, parents, rows=True, words=words) == [True] * 7
+    assert keep_lists(tags, list(kept), nodes, parents, words=words) == kept
+    # two boards of three with a kept description are not enough
+    assert keep_lists(tags, kept[:6] + [False], nodes, parents, rows=True, words=words) == kept[:6] + [False]
+    # nor a table of suggested topics under a thread's posts (the "h1" here: 300 words kept outside it)
+    assert keep_lists(tags, list(kept), nodes, parents, rows=True, words=[300] + words[1:]) == kept
+
+
 def test_a_listing_that_kept_a_sliver_keeps_every_entry():
     """A list of short entries each scoring low (a table of links and
     their lines, cars for rent, a product's reviews) can keep one line of
