@@ -55,7 +55,8 @@ from scrapy_deboiler._kept_rows import head_kind, keep_like_rows, keep_post_head
 from scrapy_deboiler._phrases import box_title  # noqa: E402
 from scrapy_deboiler._kept_rules import (  # noqa: E402
     drop_bare_quotes, drop_comments, drop_navigation, keep_between, keep_code, keep_data_after, keep_definitions,
-    keep_labelled_sections, keep_labels, keep_lists, keep_sections, keep_thread_posts, navigation_kind)
+    keep_labelled_sections, keep_labels, keep_lists, keep_sections, keep_table_rows, keep_thread_posts,
+    navigation_kind)
 from scrapy_deboiler._features import post_shape  # noqa: E402
 
 from bench_core import DATA_HELP, DEFAULT_DATA  # noqa: E402
@@ -211,8 +212,10 @@ def kept_text(model: dict, rows, texts: list[str], keys: list[str], container,
     if kinds is not None:
         flags = keep_post_heads(tree[0], flags, tree[2], tree[3], keys, kinds.__getitem__)
     flags = keep_rows(flags, tree[2], tree[3], keys)
-    if "li" in tags or "tr" in tags:
-        flags = keep_lists(tags, flags, tree[2], tree[3], container is None, tree[0])
+    if "li" in tags:
+        flags = keep_lists(tags, flags, tree[2], tree[3])
+    if "tr" in tags and container is None:
+        flags = keep_table_rows(tags, flags, tree[0], tree[2], tree[3])
     if "dt" in tags or "dd" in tags:
         flags = keep_definitions(tags, flags, tree[2], tree[3])
     if near is not None:

@@ -468,7 +468,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-
 def _fields_hint(args: argparse.Namespace, first: str = "") -> str:
     """What to say after "none of the N records ...": the first record's
     reason where it is not JSON, else the fields the command read."""
@@ -491,6 +490,7 @@ def _no_pages(args: argparse.Namespace, records: int, not_pages: int) -> int:
         logging.getLogger("scrapy_deboiler").warning("%d of the %d records hold no page to fit on%s", not_pages,
                                                      records, _fields_hint(args))
     return 0
+
 
 def _stdout_to_devnull() -> None:
     """Python flushes stdout once more at exit: to a closed pipe that is a

@@ -39,7 +39,7 @@ from ._listing import LISTING_ALONE, LISTING_FITTED, keep_listing, listing_slive
 from ._kept_rows import head_kind, keep_like_rows, keep_post_heads, keep_rows
 from ._kept_rules import (drop_bare_quotes, drop_comments, drop_navigation, keep_between, keep_code, keep_data_after,
                           keep_definitions, keep_labelled_sections, keep_labels, keep_lists, keep_sections,
-                          keep_thread_posts, navigation_kind)
+                          keep_table_rows, keep_thread_posts, navigation_kind)
 from ._phrases import box_title
 from ._text import BLOCK_TAGS, HEADING_TAGS, PERMALINK_MARKS, SKIP_TAGS, permalink, pre_text, runs_on
 
@@ -444,16 +444,16 @@ def judge_blocks(root: etree._Element, model: ContentModel | None = None,
         kept = keep_code(tags, kept, *tree)
     if any(comments):
         kept = drop_comments(words, kept, comments, tags)
-        shapes: dict[int, str] = {}
-        kept = keep_thread_posts(words, kept, comments, lambda i: shapes[i] if i in shapes else shapes.setdefault(
-            i, post_shape(blocks[i].element)))
+        kept = keep_thread_posts(words, kept, comments, lambda i: post_shape(blocks[i].element))
     if tree is None:
         tree = block_tree(blocks)
     kept = keep_like_rows(tags, kept, scores, words, link_density, comments, *tree, keys)
     kept = keep_post_heads(words, kept, *tree, keys, lambda i: head_kind(blocks[i]))
     kept = keep_rows(kept, *tree, keys)
-    if "li" in tags or "tr" in tags:
-        kept = keep_lists(tags, kept, *tree, not single, words)
+    if "li" in tags:
+        kept = keep_lists(tags, kept, *tree)
+    if "tr" in tags and not single:
+        kept = keep_table_rows(tags, kept, words, *tree)
     if "dt" in tags or "dd" in tags:
         kept = keep_definitions(tags, kept, *tree)
     near_flags = [b.near for b in blocks]

@@ -480,9 +480,9 @@ def body_flags(blocks: list[Block], kept: list[bool], title: str) -> list[bool]:
     the date it writes, where the page has one or two such lines, not a
     thread's or a listing's many; a byline too: a thread's first post kept
     its text and lost its author, 30 threads of a new user's forum), and
-    image captions (``figcaption``). A
-    page whose kept blocks are all of these keeps them: the page had no
-    body apart from them, and an empty text says nothing. (``body_only``;
+    image captions (``figcaption``). A page whose kept blocks are all of
+    these keeps them: the page had no body apart from them, and an empty
+    text says nothing. (``body_only``;
     measured in the README, "Quality".)"""
     head = headline_index(blocks, title)
     out = list(kept)

@@ -15,10 +15,10 @@ from ._phrases import LABEL_TAGS
 from ._text import HEADING_TAGS, SUBHEADINGS
 
 __all__ = ["ARTICLE_WORDS", "BETWEEN_WORDS", "CODE_REACH", "CONTROL_WORDS", "DATA_REACH", "DATA_RUN", "FACT_WORDS",
-           "HEAD_WORDS", "LIST_ROWS", "POST_WORDS", "QUOTE_LINE_WORDS", "REPLY_WORDS", "ROW_TAGS", "TABLE_WORDS",
+           "HEAD_WORDS", "LIST_ROWS", "POST_WORDS", "QUOTE_LINE_WORDS", "REPLY_WORDS", "TABLE_WORDS",
            "drop_bare_quotes", "drop_comments", "drop_navigation", "in_control", "in_trail", "keep_between",
            "keep_code", "keep_data_after", "keep_definitions", "keep_labelled_sections", "keep_labels", "keep_lists",
-           "keep_sections", "keep_thread_posts", "navigation_kind"]
+           "keep_sections", "keep_table_rows", "keep_thread_posts", "navigation_kind"]
 
 
 #: How many levels above a code block its container with the kept block
@@ -131,67 +131,74 @@ def keep_code(tags: list[str], kept: list[bool], nodes: list[int], parents: list
 _TERM_TAGS = frozenset(("dt", "dd"))
 
 
-#: The blocks ``keep_lists`` keeps together: a list's items, a table's rows.
-ROW_TAGS = frozenset(("li", "tr"))
-_ITEM_TAGS = frozenset(("li",))
-#: Kept rows of one table whose cells' blocks are kept with them (``keep_lists``).
-LIST_ROWS = 3
-#: Words a page keeps outside a table whose rows' kept blocks keep the rows.
-TABLE_WORDS = 15
-
-
-def keep_lists(tags: list[str], kept: list[bool], nodes: list[int], parents: list[int],
-               rows: bool = False, words: list[int] | None = None) -> list[bool]:
+def keep_lists(tags: list[str], kept: list[bool], nodes: list[int], parents: list[int]) -> list[bool]:
     """A list's items go together: kept whole where the model kept half of
     them, or one of them and the block right before the list (a house's
     four features kept one; the last of three speakers was lost: items are
-    short and alike, and a list's last ones score lower). With ``rows``
-    (``ROW_TAGS``: under a site model, the template gone) a table's rows
-    too: a board's table of topics, mostly links and so no data table
-    (``whole_tables``), kept five rows of six. (On pages alone, 19 of the
-    dev pages changed, ROUGE-LSum summed -0.095: an events page's table of
-    layout kept its menus' rows.) A row holding a kept block counts as
-    kept on a page that kept under ``TABLE_WORDS`` words (``words``)
-    outside the table (a forum index kept each board's description and not
-    the board's linked name above it; a thread's table of suggested topics
-    under its posts, excerpts kept, is no index). Where a table has ``LIST_ROWS`` or more kept
-    rows, each keeps the blocks in its cells (a topic's "by tanja.k" under
-    its title; not a layout table's one row holding an article and its
-    menus: 48 dev pages lost 1.08 of ROUGE-LSum with any row)."""
+    short and alike, and a list's last ones score lower)."""
+    return _keep_runs(tags, kept, nodes, parents, "li")[0]
+
+
+def _keep_runs(tags: list[str], kept: list[bool], nodes: list[int], parents: list[int],
+               tag: str) -> tuple[list[bool], list[list[int]]]:
+    """``keep_lists`` for the blocks of ``tag``, and their runs (the blocks
+    of ``tag`` under one parent)."""
     items: dict[int, list[int]] = {}
-    kinds = ROW_TAGS if rows else _ITEM_TAGS
-    for i, tag in enumerate(tags):
-        if tag in kinds:
+    for i, t in enumerate(tags):
+        if t == tag:
             items.setdefault(parents[nodes[i]], []).append(i)
     for run in items.values():
         n = sum(kept[i] for i in run)
         if n and n < len(run) and (2 * n >= len(run) or _near_kept(run[0], kept, nodes, parents)):
             for i in run:
                 kept[i] = True
-    if rows and words is not None:
-        tables = [run for run in items.values() if tags[run[0]] == "tr"]
-        of_row = {nodes[i]: i for run in tables for i in run}
-        touched: dict[int, int] = {}  # rows kept or holding a kept block (a board's description under its linked name)
-        for j, (k, w) in enumerate(zip(kept, words)):
-            up = nodes[j] if k else -1
-            while up >= 0 and up not in of_row:
-                up = parents[up]
-            if up >= 0:
-                touched[of_row[up]] = touched.get(of_row[up], 0) + w
-        total = sum(w for w, k in zip(words, kept) if k)
-        for run in tables:
-            n = sum(i in touched for i in run)
-            if n >= LIST_ROWS and 2 * n >= len(run) and total - sum(touched.get(i, 0) for i in run) < TABLE_WORDS:
-                for i in run:
-                    kept[i] = True
-        whole = {nodes[i] for run in tables if sum(kept[i] for i in run) >= LIST_ROWS for i in run if kept[i]}
-        if whole:
-            for i, k in enumerate(kept):
-                if not k:
-                    up = parents[nodes[i]]
-                    while up >= 0 and up not in whole:
-                        up = parents[up]
-                    kept[i] = up >= 0
+    return kept, list(items.values())
+
+
+#: Kept rows of one table whose cells' blocks are kept with them (``keep_table_rows``).
+LIST_ROWS = 3
+#: Words a page keeps outside a table whose rows' kept blocks keep the rows.
+TABLE_WORDS = 15
+
+
+def keep_table_rows(tags: list[str], kept: list[bool], words: list[int], nodes: list[int],
+                    parents: list[int]) -> list[bool]:
+    """A table's rows go together as a list's items (``keep_lists``), under
+    a site model (the template gone): a board's table of topics, mostly
+    links and so no data table (``whole_tables``), kept five rows of six.
+    (On pages alone, 19 of the dev pages changed, ROUGE-LSum summed -0.095:
+    an events page's table of layout kept its menus' rows.) A row holding a
+    kept block counts as kept on a page that kept under ``TABLE_WORDS``
+    words outside the table (a forum index kept each board's description
+    and not the board's linked name above it; a thread's table of suggested
+    topics under its posts, excerpts kept, is no index). Where a table has
+    ``LIST_ROWS`` or more kept rows, each keeps the blocks in its cells (a
+    topic's "by tanja.k" under its title; not a layout table's one row
+    holding an article and its menus: 48 dev pages lost 1.08 of ROUGE-LSum
+    with any row)."""
+    kept, tables = _keep_runs(tags, kept, nodes, parents, "tr")
+    row_of = {nodes[i]: i for run in tables for i in run}
+    touched: dict[int, int] = {}  # a row's words kept, in it or in its cells
+    for j, (k, w) in enumerate(zip(kept, words)):
+        up = nodes[j] if k else -1
+        while up >= 0 and up not in row_of:
+            up = parents[up]
+        if up >= 0:
+            touched[row_of[up]] = touched.get(row_of[up], 0) + w
+    total = sum(w for w, k in zip(words, kept) if k)
+    for run in tables:
+        n = sum(i in touched for i in run)
+        if n >= LIST_ROWS and 2 * n >= len(run) and total - sum(touched.get(i, 0) for i in run) < TABLE_WORDS:
+            for i in run:
+                kept[i] = True
+    whole = {nodes[i] for run in tables if sum(kept[i] for i in run) >= LIST_ROWS for i in run if kept[i]}
+    if whole:
+        for i, k in enumerate(kept):
+            if not k:
+                up = parents[nodes[i]]
+                while up >= 0 and up not in whole:
+                    up = parents[up]
+                kept[i] = up >= 0
     return kept
 
 

@@ -1032,7 +1032,7 @@ def test_a_table_s_rows_holding_kept_blocks_are_kept_whole():
     holding a kept block counts as kept where the page kept little else,
     and 3+ kept rows of a table keep their cells; a page alone keeps only
     a list's items together."""
-    from scrapy_deboiler._kept_rules import keep_lists
+    from scrapy_deboiler._kept_rules import keep_lists, keep_table_rows
 
     # elements: 0 body, 1 h1, 2 table, then for each board: its tr, td and p
     parents = [-1, 0, 0, 2, 3, 4, 2, 6, 7, 2, 9, 10]
@@ -1040,12 +1040,12 @@ def test_a_table_s_rows_holding_kept_blocks_are_kept_whole():
     nodes = [1, 3, 5, 6, 8, 9, 11]
     kept = [True, False, True, False, True, False, True]
     words = [4, 4, 11, 4, 10, 4, 14]
-    assert keep_lists(tags, list(kept), nodes, parents, rows=True, words=words) == [True] * 7
-    assert keep_lists(tags, list(kept), nodes, parents, words=words) == kept
+    assert keep_table_rows(tags, list(kept), words, nodes, parents) == [True] * 7
+    assert keep_lists(tags, list(kept), nodes, parents) == kept
     # two boards of three with a kept description are not enough
-    assert keep_lists(tags, kept[:6] + [False], nodes, parents, rows=True, words=words) == kept[:6] + [False]
+    assert keep_table_rows(tags, kept[:6] + [False], words, nodes, parents) == kept[:6] + [False]
     # nor a table of suggested topics under a thread's posts (the "h1" here: 300 words kept outside it)
-    assert keep_lists(tags, list(kept), nodes, parents, rows=True, words=[300] + words[1:]) == kept
+    assert keep_table_rows(tags, list(kept), [300] + words[1:], nodes, parents) == kept
 
 
 def test_a_listing_that_kept_a_sliver_keeps_every_entry():
